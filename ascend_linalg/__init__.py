@@ -1,0 +1,78 @@
+"""ascend_linalg: a scipy-compatible drop-in backend.
+
+``csymm`` (``ascend_linalg.linalg.blas``) and CSR/CSC times dense vector
+(``ascend_linalg.sparse``) run through this library's host/kernel layer on an
+Ascend NPU when one is usable, on its native CPU device when asked, and
+otherwise on scipy itself.
+
+Backend selection: ``$ASCEND_LINALG_BACKEND``, :func:`set_backend`,
+:func:`use_backend` (context-local), one of ``auto`` (default), ``npu``,
+``cpu``, ``scipy``. Every routed call logs one DEBUG record on the logger
+``ascend_linalg.dispatch``.
+"""
+import atexit as _atexit
+
+from . import _core
+from ._routing import (BACKENDS, BackendUnavailableError, get_backend, set_backend,
+                       use_backend)
+
+__version__ = _core.__version__
+
+__all__ = ["BACKENDS", "BackendUnavailableError", "get_backend", "set_backend",
+           "use_backend", "devices", "show_config", "get_num_threads",
+           "set_num_threads", "__version__"]
+
+
+def devices():
+    """What this process can run on: a list of dicts, one per device kind.
+
+    Each has ``name`` (``npu``, ``cpu``, ``scipy``), ``usable`` and ``detail``
+    (for an unusable NPU: exactly why).
+    """
+    from ._routing import npu_state
+    acl = _core.acl_info()
+    usable, reason = npu_state()
+    npu_detail = (f"{acl['device_count']} device(s), SoC {acl['soc']}, runtime {acl['library']}"
+                  if usable else reason)
+    return [
+        {"name": "npu", "usable": usable, "detail": npu_detail},
+        {"name": "cpu", "usable": True,
+         "detail": f"{_core.cpu_num_threads()} threads, isa {_core.cpu_isa()}"},
+        {"name": "scipy", "usable": True, "detail": "scipy's own BLAS / sparsetools"},
+    ]
+
+
+def show_config(file=None):
+    """Print build and runtime facts: versions, devices, backend in force."""
+    import platform
+    import sys
+
+    import numpy
+    import scipy
+
+    from ._routing import route
+    out = file or sys.stdout
+    print(f"ascend_linalg {__version__}", file=out)
+    print(f"  python {platform.python_version()}, numpy {numpy.__version__}, "
+          f"scipy {scipy.__version__}, {platform.machine()}", file=out)
+    print(f"  backend: {get_backend()} (csymm and SpMV run on: {route('show_config')})", file=out)
+    print("  devices:", file=out)
+    for d in devices():
+        mark = "yes" if d["usable"] else "no "
+        print(f"    {d['name']:<6} usable={mark} {d['detail']}", file=out)
+    acl = _core.acl_info()
+    print("  ACL runtime search order: " + ", ".join(acl["searched"]), file=out)
+
+
+def get_num_threads():
+    """Worker threads of the CPU device."""
+    return _core.cpu_num_threads()
+
+
+def set_num_threads(n):
+    """Set the CPU device's worker threads (default: ``$ASCEND_LINALG_NUM_THREADS``,
+    else ``$OMP_NUM_THREADS``, else the CPUs this process may use)."""
+    _core.cpu_set_num_threads(int(n))
+
+
+_atexit.register(_core.cpu_shutdown)

@@ -1,0 +1,272 @@
+// ascend_linalg._core: thin binding over the host C API. Buffer views in,
+// status -> exception out, the GIL released around device work. No logic beyond
+// checking that every buffer covers what the host will touch.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "ascend_linalg/al_blas.h"
+#include "ascend_linalg/al_sparse.h"
+#include "host/csymm_tiling.h"
+#include "host/runtime/acl_device.h"
+#include "host/runtime/cpu_device.h"
+
+namespace py = pybind11;
+
+namespace {
+
+PyObject* gHostError = nullptr;  // ascend_linalg._core.HostError (RuntimeError)
+
+[[noreturn]] void raiseStatus(const char* fn, alStatus_t st) {
+    std::string msg = std::string(fn) + ": " + alGetStatusName(st) + ": " + alGetLastErrorMessage();
+    switch (st) {
+        case AL_STATUS_INVALID_VALUE:
+        case AL_STATUS_INVALID_ENUM:
+            throw py::value_error(msg);
+        case AL_STATUS_ALLOC_FAILED:
+            throw std::bad_alloc();
+        default: {
+            py::object err = py::reinterpret_borrow<py::object>(gHostError)(msg, static_cast<int>(st));
+            PyErr_SetObject(gHostError, err.ptr());
+            throw py::error_already_set();
+        }
+    }
+}
+
+alHandle_t handleFor(const std::string& device) {
+    static std::mutex mu;
+    static alHandle_t cpu = nullptr, npu = nullptr;
+    std::lock_guard<std::mutex> g(mu);
+    if (device == "cpu") {
+        if (!cpu) {
+            alStatus_t st = alCreate(&cpu, AL_DEVICE_CPU, 0);
+            if (st != AL_STATUS_SUCCESS) raiseStatus("alCreate", st);
+        }
+        return cpu;
+    }
+    if (device == "npu") {
+        if (!npu) {
+            alStatus_t st = alCreate(&npu, AL_DEVICE_NPU, 0);
+            if (st != AL_STATUS_SUCCESS) raiseStatus("alCreate", st);
+        }
+        return npu;
+    }
+    throw py::value_error("device must be 'cpu' or 'npu', got '" + device + "'");
+}
+
+// A column-major complex64 view: element (i, j) at data + i + j*ld.
+struct ColMajor {
+    alComplex* data = nullptr;
+    int64_t rows = 0, cols = 0, ld = 1;
+};
+
+ColMajor colMajorView(py::handle obj, const char* name, bool writable) {
+    ColMajor v;
+    if (obj.is_none()) return v;
+    auto arr = py::reinterpret_borrow<py::array>(obj);
+    if (!py::isinstance<py::array_t<std::complex<float>>>(obj) || arr.ndim() != 2)
+        throw py::type_error(std::string(name) + " must be a 2-D complex64 ndarray");
+    if (writable && !arr.writeable()) throw py::value_error(std::string(name) + " is read-only");
+    const py::ssize_t item = 8;
+    v.rows = arr.shape(0);
+    v.cols = arr.shape(1);
+    if (arr.strides(0) != item && v.rows > 1)
+        throw py::value_error(std::string(name) + " must have unit row stride (Fortran layout)");
+    if (arr.strides(1) % item != 0 || arr.strides(1) < 0)
+        throw py::value_error(std::string(name) + " column stride must be a non-negative multiple of 8 bytes");
+    v.ld = v.cols > 1 ? arr.strides(1) / item : std::max<int64_t>(v.rows, 1);
+    if (v.ld < v.rows) throw py::value_error(std::string(name) + " columns overlap (stride < rows)");
+    v.data = static_cast<alComplex*>(writable ? arr.mutable_data() : const_cast<void*>(arr.data()));
+    return v;
+}
+
+// csymm on views: C (m x n) := alpha*sym(A)*B + beta*C or alpha*B*sym(A) + beta*C.
+void csymm(const std::string& device, int side, int lower, std::complex<float> alpha,
+           py::handle a, py::handle b, std::complex<float> beta, py::handle c) {
+    ColMajor A = colMajorView(a, "a", false), B = colMajorView(b, "b", false),
+             C = colMajorView(c, "c", true);
+    const int64_t m = C.rows, n = C.cols, k = side ? n : m;
+    if (B.rows != m || B.cols != n) throw py::value_error("b must be m x n like c");
+    if (A.rows < k || A.cols < k) throw py::value_error("a must be at least k x k");
+    alComplex al{alpha.real(), alpha.imag()}, be{beta.real(), beta.imag()};
+    alHandle_t h = handleFor(device);
+    alStatus_t st;
+    {
+        py::gil_scoped_release nogil;
+        st = alCsymm(h, side ? AL_SIDE_RIGHT : AL_SIDE_LEFT, lower ? AL_FILL_LOWER : AL_FILL_UPPER, m, n, &al,
+                     A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
+    }
+    if (st != AL_STATUS_SUCCESS) raiseStatus("alCsymm", st);
+}
+
+// The host C API with raw arguments, for the status-order tests. Buffers must
+// cover what valid arguments would touch (checked here), None means NULL.
+int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::object alpha,
+             py::object a, int64_t lda, py::object b, int64_t ldb, py::object beta,
+             py::object c, int64_t ldc) {
+    auto ptr = [](py::object o, int64_t need, const char* name) -> alComplex* {
+        if (o.is_none()) return nullptr;
+        auto arr = py::array_t<std::complex<float>, py::array::c_style | py::array::forcecast>::ensure(o);
+        if (!arr) throw py::type_error(std::string(name) + " must be complex64");
+        if (need > 0 && arr.size() < need) throw py::value_error(std::string(name) + " buffer too small");
+        return reinterpret_cast<alComplex*>(arr.mutable_data());
+    };
+    const int64_t k = side == AL_SIDE_RIGHT ? n : m;
+    auto extent = [&](int64_t rows, int64_t cols, int64_t ld) -> int64_t {
+        return (m > 0 && n > 0 && ld >= rows && rows > 0) ? ld * (cols - 1) + rows : 0;
+    };
+    alComplex* A = ptr(a, extent(k, k, lda), "a");
+    alComplex* B = ptr(b, extent(m, n, ldb), "b");
+    alComplex* C = ptr(c, extent(m, n, ldc), "c");
+    alComplex al{}, be{};
+    if (!alpha.is_none()) { auto z = alpha.cast<std::complex<float>>(); al = {z.real(), z.imag()}; }
+    if (!beta.is_none()) { auto z = beta.cast<std::complex<float>>(); be = {z.real(), z.imag()}; }
+    alHandle_t h = nullHandle ? nullptr : handleFor("cpu");
+    return alCsymm(h, static_cast<alSideMode_t>(side), static_cast<alFillMode_t>(uplo), m, n,
+                   alpha.is_none() ? nullptr : &al, A, lda, B, ldb, beta.is_none() ? nullptr : &be, C, ldc);
+}
+
+alDataType_t dataType(const py::dtype& dt) {
+    switch (dt.num()) {
+        case py::detail::npy_api::NPY_FLOAT_: return AL_R_32F;
+        case py::detail::npy_api::NPY_DOUBLE_: return AL_R_64F;
+        case py::detail::npy_api::NPY_CFLOAT_: return AL_C_32F;
+        case py::detail::npy_api::NPY_CDOUBLE_: return AL_C_64F;
+        default: break;
+    }
+    if (dt.kind() == 'i' && dt.itemsize() == 4) return AL_R_32I;
+    if (dt.kind() == 'i' && dt.itemsize() == 8) return AL_R_64I;
+    throw py::type_error("no SpMV kernel for dtype " + std::string(py::str(dt)));
+}
+
+// A 1-D or 2-D dense operand as (len, nvec, strides in elements).
+alDnMatDescr denseView(py::array arr, const char* name, bool writable) {
+    if (arr.ndim() != 1 && arr.ndim() != 2) throw py::value_error(std::string(name) + " must be 1-D or 2-D");
+    if (writable && !arr.writeable()) throw py::value_error(std::string(name) + " is read-only");
+    const py::ssize_t item = arr.itemsize();
+    alDnMatDescr d{};
+    d.type = dataType(arr.dtype());
+    d.len = arr.shape(0);
+    d.nvec = arr.ndim() == 2 ? arr.shape(1) : 1;
+    py::ssize_t rs = arr.strides(0), cs = arr.ndim() == 2 ? arr.strides(1) : 0;
+    if (rs < 0 || cs < 0 || rs % item || cs % item)
+        throw py::value_error(std::string(name) + " strides must be non-negative multiples of the item size");
+    d.rowStride = rs / item;
+    d.colStride = cs / item;
+    d.data = writable ? arr.mutable_data() : const_cast<void*>(arr.data());
+    return d;
+}
+
+void spmv(const std::string& device, bool trans, py::array alpha, py::array indptr, py::array indices,
+          py::array data, int64_t rows, int64_t cols, py::array x, py::array beta, py::array y) {
+    if (indptr.ndim() != 1 || indices.ndim() != 1 || data.ndim() != 1)
+        throw py::value_error("indptr, indices and data must be 1-D");
+    if (!indptr.dtype().is(indices.dtype())) throw py::value_error("indptr and indices must share one dtype");
+    if (!(indptr.flags() & py::array::c_style) || !(indices.flags() & py::array::c_style) ||
+        !(data.flags() & py::array::c_style))
+        throw py::value_error("indptr, indices and data must be contiguous");
+    alIndexType_t it;
+    if (indptr.dtype().kind() == 'i' && indptr.itemsize() == 4) it = AL_INDEX_32I;
+    else if (indptr.dtype().kind() == 'i' && indptr.itemsize() == 8) it = AL_INDEX_64I;
+    else throw py::value_error("index arrays must be int32 or int64");
+    if (rows < 0 || cols < 0) throw py::value_error("shape must be non-negative");
+    if (indptr.shape(0) != rows + 1)
+        throw py::value_error("indptr has length " + std::to_string(indptr.shape(0)) + ", expected rows + 1 = " +
+                              std::to_string(rows + 1));
+    alCsrDescr A{rows, cols, std::min<int64_t>(indices.shape(0), data.shape(0)), indptr.data(), indices.data(),
+                 data.data(), it, dataType(data.dtype())};
+    alDnMatDescr X = denseView(x, "x", false), Y = denseView(y, "y", true);
+    const int64_t yLen = trans ? cols : rows, xLen = trans ? rows : cols;
+    if (X.len != xLen || Y.len != yLen || X.nvec != Y.nvec) throw py::value_error("dimension mismatch");
+    auto scalar = [&](py::array s, const char* name) {
+        if (s.size() != 1 || dataType(s.dtype()) != A.valueType)
+            throw py::value_error(std::string(name) + " must be one value of the data's dtype");
+        return s.data();
+    };
+    const void* al = scalar(alpha, "alpha");
+    const void* be = scalar(beta, "beta");
+    alHandle_t h = handleFor(device);
+    alStatus_t st;
+    {
+        py::gil_scoped_release nogil;
+        st = alSpmv(h, trans ? AL_OP_T : AL_OP_N, al, &A, &X, be, &Y, A.valueType);
+    }
+    if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
+}
+
+py::dict aclInfo() {
+    const al::AclDiscovery& d = al::discoverAcl();
+    py::dict out;
+    out["usable"] = d.usable;
+    out["library"] = d.libraryPath;
+    out["searched"] = d.searched;
+    out["device_count"] = d.deviceCount;
+    out["soc"] = d.socName;
+    out["reason"] = d.reason;
+    return out;
+}
+
+py::dict tilingDict(const al::CsymmTilingData& t) {
+    py::dict d;
+#define F(x) d[#x] = t.x;
+    F(m) F(n) F(k) F(lda) F(ldb) F(ldc) F(side) F(uplo) F(alphaBetaMode) F(blockM) F(blockN) F(blockK)
+    F(tilesM) F(tilesN) F(tailM) F(tailN) F(tailK) F(usedCoreNum) F(workspaceSize)
+#undef F
+    return d;
+}
+
+py::dict csymmTilingPy(int side, int uplo, int64_t m, int64_t n, std::complex<float> alpha,
+                       std::complex<float> beta, const std::string& platform, uint32_t threads) {
+    al::CsymmPlatform p = platform == "ascend950" ? al::csymmPlatformAscend950() : al::csymmPlatformCpu(threads);
+    auto t = al::csymmTiling(side, uplo, m, n, std::max<int64_t>(1, side == AL_SIDE_LEFT ? m : n),
+                             std::max<int64_t>(1, m), std::max<int64_t>(1, m), alpha.real(), alpha.imag(),
+                             beta.real(), beta.imag(), p);
+    py::dict d = tilingDict(t);
+    py::dict pd;
+    pd["coreNum"] = p.coreNum; pd["l0aBytes"] = p.l0aBytes; pd["l0bBytes"] = p.l0bBytes;
+    pd["l0cBytes"] = p.l0cBytes; pd["l1Bytes"] = p.l1Bytes; pd["ubBytes"] = p.ubBytes;
+    pd["alignM"] = p.alignM; pd["alignN"] = p.alignN; pd["alignK"] = p.alignK;
+    d["platform"] = pd;
+    return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "ascend_linalg host layer binding";
+    static py::exception<std::runtime_error> hostError(m, "HostError", PyExc_RuntimeError);
+    gHostError = hostError.ptr();
+    m.def("csymm", &csymm, py::arg("device"), py::arg("side"), py::arg("lower"), py::arg("alpha"),
+          py::arg("a"), py::arg("b"), py::arg("beta"), py::arg("c"));
+    m.def("csymm_raw", &csymmRaw);
+    m.def("spmv", &spmv, py::arg("device"), py::arg("trans"), py::arg("alpha"), py::arg("indptr"),
+          py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("beta"),
+          py::arg("y"));
+    m.def("acl_info", &aclInfo);
+    m.def("csymm_tiling", &csymmTilingPy, py::arg("side"), py::arg("uplo"), py::arg("m"), py::arg("n"),
+          py::arg("alpha") = std::complex<float>(1), py::arg("beta") = std::complex<float>(0),
+          py::arg("platform") = "cpu", py::arg("threads") = 2);
+    m.def("cpu_num_threads", &al::cpuNumThreads);
+    m.def("cpu_set_num_threads", [](uint32_t n) {
+        if (n < 1) throw py::value_error("number of threads must be >= 1");
+        al::cpuSetNumThreads(n);
+    });
+    m.def("cpu_shutdown", [] {
+        py::gil_scoped_release nogil;
+        al::cpuShutdown();
+    });
+    m.def("cpu_isa", &al::cpuIsa);
+    m.attr("STATUS") = py::dict(py::arg("SUCCESS") = 0, py::arg("NOT_INITIALIZED") = 1,
+                                py::arg("ALLOC_FAILED") = 2, py::arg("INVALID_VALUE") = 3,
+                                py::arg("MAPPING_ERROR") = 4, py::arg("EXECUTION_FAILED") = 5,
+                                py::arg("INTERNAL_ERROR") = 6, py::arg("NOT_SUPPORTED") = 7,
+                                py::arg("ARCH_MISMATCH") = 8, py::arg("HANDLE_IS_NULLPTR") = 9,
+                                py::arg("INVALID_ENUM") = 10);
+#ifdef ASCEND_LINALG_VERSION
+    m.attr("__version__") = ASCEND_LINALG_VERSION;
+#endif
+}

@@ -1,0 +1,103 @@
+"""One routing decision per call: ``npu``, ``cpu`` or ``scipy``, and why.
+
+The backend in force comes from, first to last: ``use_backend`` (context-local),
+``set_backend``, ``$ASCEND_LINALG_BACKEND``, then ``auto``. ``auto`` runs on an
+NPU when one is usable and otherwise on scipy, silently; asking for ``npu``
+where none is usable raises :class:`BackendUnavailableError` with the reason.
+"""
+import contextlib
+import contextvars
+import logging
+import os
+import threading
+
+__all__ = ["BACKENDS", "BackendUnavailableError", "get_backend", "set_backend",
+           "use_backend", "route", "log"]
+
+BACKENDS = ("auto", "npu", "cpu", "scipy")
+
+log = logging.getLogger("ascend_linalg.dispatch")
+
+
+class BackendUnavailableError(RuntimeError):
+    """An explicitly requested backend cannot run here; the message says why."""
+
+
+def _check(name):
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {name!r}")
+    return name
+
+
+def _from_env():
+    value = os.environ.get("ASCEND_LINALG_BACKEND", "auto").strip().lower() or "auto"
+    try:
+        return _check(value)
+    except ValueError as exc:
+        raise ValueError(f"$ASCEND_LINALG_BACKEND: {exc}") from None
+
+
+_global = _from_env()
+_local = contextvars.ContextVar("ascend_linalg_backend", default=None)
+_npu_lock = threading.Lock()
+_npu_state = None  # (usable, reason), probed once
+
+
+def get_backend():
+    """The backend name in force for this context (``auto``, ``npu``, ``cpu``, ``scipy``)."""
+    name = _local.get()
+    return _global if name is None else name
+
+
+def set_backend(name):
+    """Set the process-wide backend (``use_backend`` blocks still take precedence)."""
+    global _global
+    _global = _check(name)
+
+
+@contextlib.contextmanager
+def use_backend(name):
+    """Use backend ``name`` inside the ``with`` block, in this thread/task only."""
+    token = _local.set(_check(name))
+    try:
+        yield
+    finally:
+        _local.reset(token)
+
+
+def npu_state():
+    """(usable, reason) of the Ascend runtime, probed once per process."""
+    global _npu_state
+    if _npu_state is None:
+        with _npu_lock:
+            if _npu_state is None:
+                from . import _core
+                info = _core.acl_info()
+                _npu_state = (bool(info["usable"]), info["reason"])
+    return _npu_state
+
+
+def route(op):
+    """Decide where ``op`` runs: returns ``'npu'``, ``'cpu'`` or ``'scipy'``."""
+    name = _local.get()
+    if name is None:
+        name = _global
+    if name == "scipy" or name == "cpu":
+        return name
+    usable, reason = npu_state()
+    if usable:
+        return "npu"
+    if name == "npu":
+        raise BackendUnavailableError(f"{op}: backend 'npu' requested but no NPU is usable: {reason}")
+    return "scipy"
+
+
+def record(op, backend, reason=None):
+    """Emit the one DEBUG record of a routed call (cheap when DEBUG is off)."""
+    if log.isEnabledFor(logging.DEBUG):
+        if reason is None and backend == "scipy" and get_backend() == "auto":
+            reason = "auto: no usable NPU (" + npu_state()[1] + ")"
+        if reason:
+            log.debug("%s: ran on %s (fallback: %s)", op, backend, reason)
+        else:
+            log.debug("%s: ran on %s", op, backend)

@@ -1,0 +1,62 @@
+"""Sparse matrix times dense vector(s) through the host layer.
+
+``matvec`` is what the routed classes' ``_matmul_vector`` / ``_matmul_multivector``
+call: it returns the product computed on the selected device, or ``None`` when the
+call belongs to scipy (scipy backend, or a dtype the kernels lack; the reason is
+logged). Result dtype is scipy's ``upcast_char`` of the matrix and operand.
+"""
+import numpy as np
+from scipy.sparse._sputils import upcast_char
+
+from .._routing import record, route
+
+# Result dtypes the SpMV kernels compute in, with their alpha = 1 and beta = 0.
+_KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
+    np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64))
+_ONE = {t: np.ones(1, dtype=t) for t in _KERNEL_DTYPES}
+_ZERO = {t: np.zeros(1, dtype=t) for t in _KERNEL_DTYPES}
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _index_arrays(A):
+    indptr, indices = A.indptr, A.indices
+    if indptr.dtype != indices.dtype or indptr.dtype not in _INDEX_DTYPES:
+        indptr = np.asarray(indptr, dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+    return np.ascontiguousarray(indptr), np.ascontiguousarray(indices)
+
+
+def _operand(x, dtype):
+    if x.dtype != dtype:
+        return x.astype(dtype)
+    item = dtype.itemsize
+    if any(s < 0 or s % item for s in x.strides):
+        return np.ascontiguousarray(x)
+    return x
+
+
+def matvec(A, other, transposed):
+    """``A @ other`` for 1-D or 2-D ndarray ``other`` (shape already checked).
+
+    ``transposed`` is True for CSC storage: the arrays then describe the CSR
+    form of A.T and the transposed kernel computes A @ other.
+    """
+    op = "csc_matvec" if transposed else "csr_matvec"
+    backend = route(op)
+    if backend == "scipy":
+        record(op, "scipy")
+        return None
+    dtype = np.dtype(upcast_char(A.dtype.char, other.dtype.char))
+    if dtype not in _KERNEL_DTYPES:
+        record(op, "scipy", f"no {backend} kernel for result dtype {dtype}")
+        return None
+    M, N = A._shape_as_2d
+    rows, cols = (N, M) if transposed else (M, N)
+    indptr, indices = _index_arrays(A)
+    data = np.ascontiguousarray(A.data, dtype=dtype)
+    x = _operand(other, dtype)
+    y = np.empty((M,) + other.shape[1:], dtype=dtype)
+    from .. import _core
+    _core.spmv(backend, transposed, _ONE[dtype], indptr, indices, data, rows, cols, x, _ZERO[dtype], y)
+    record(op, backend)
+    return y

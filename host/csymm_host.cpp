@@ -1,0 +1,67 @@
+// alCsymm: validate (design 3.3.2 order) -> quick returns -> tiling -> launch.
+#include <string>
+
+#include "ascend_linalg/al_blas.h"
+#include "context.h"
+#include "csymm_tiling.h"
+#include "kernels/csymm/csymm_kernel.h"
+
+namespace al {
+namespace {
+
+const KernelDesc kCsymmKernel{"csymm_ref", csymm_kernel_ref_cpu};
+
+bool isZero(const alComplex& z) { return z.real == 0.0f && z.imag == 0.0f; }
+bool isOne(const alComplex& z) { return z.real == 1.0f && z.imag == 0.0f; }
+int64_t max1(int64_t v) { return v > 1 ? v : 1; }
+
+alStatus_t validate(alHandle_t h, alSideMode_t side, alFillMode_t uplo, int64_t m, int64_t n,
+                    const alComplex* alpha, const alComplex* A, int64_t lda,
+                    const alComplex* B, int64_t ldb, const alComplex* beta,
+                    const alComplex* C, int64_t ldc) {
+    if (!h) return fail(AL_STATUS_HANDLE_IS_NULLPTR, "handle is NULL");
+    if (side != AL_SIDE_LEFT && side != AL_SIDE_RIGHT)
+        return fail(AL_STATUS_INVALID_ENUM, "side must be AL_SIDE_LEFT or AL_SIDE_RIGHT, got " +
+                                                std::to_string(side));
+    if (uplo != AL_FILL_UPPER && uplo != AL_FILL_LOWER)
+        return fail(AL_STATUS_INVALID_ENUM, "uplo must be AL_FILL_UPPER or AL_FILL_LOWER, got " +
+                                                std::to_string(uplo));
+    if (m < 0) return fail(AL_STATUS_INVALID_VALUE, "m must be >= 0, got " + std::to_string(m));
+    if (n < 0) return fail(AL_STATUS_INVALID_VALUE, "n must be >= 0, got " + std::to_string(n));
+    if (!alpha || !beta) return fail(AL_STATUS_INVALID_VALUE, alpha ? "beta is NULL" : "alpha is NULL");
+    const int64_t ka = side == AL_SIDE_LEFT ? m : n;
+    if (lda < max1(ka))
+        return fail(AL_STATUS_INVALID_VALUE, "lda must be >= max(1, " + std::string(side == AL_SIDE_LEFT ? "m" : "n") +
+                                                 ") = " + std::to_string(max1(ka)) + ", got " + std::to_string(lda));
+    if (ldb < max1(m))
+        return fail(AL_STATUS_INVALID_VALUE, "ldb must be >= max(1, m) = " + std::to_string(max1(m)) +
+                                                 ", got " + std::to_string(ldb));
+    if (ldc < max1(m))
+        return fail(AL_STATUS_INVALID_VALUE, "ldc must be >= max(1, m) = " + std::to_string(max1(m)) +
+                                                 ", got " + std::to_string(ldc));
+    if (m > 0 && n > 0 && (!A || !B)) return fail(AL_STATUS_INVALID_VALUE, A ? "B is NULL" : "A is NULL");
+    if (m > 0 && n > 0 && !C) return fail(AL_STATUS_INVALID_VALUE, "C is NULL");
+    return AL_STATUS_SUCCESS;
+}
+
+}  // namespace
+}  // namespace al
+
+extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t uplo,
+                              int64_t m, int64_t n, const alComplex* alpha,
+                              const alComplex* A, int64_t lda, const alComplex* B, int64_t ldb,
+                              const alComplex* beta, alComplex* C, int64_t ldc) {
+    using namespace al;
+    clearLastError();
+    alStatus_t st = validate(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (st != AL_STATUS_SUCCESS) return st;
+    if (m == 0 || n == 0) return AL_STATUS_SUCCESS;
+    if (isZero(*alpha) && isOne(*beta)) return AL_STATUS_SUCCESS;
+
+    Device& dev = *handle->device;
+    CsymmTilingData t = csymmTiling(side, uplo, m, n, lda, ldb, ldc, alpha->real, alpha->imag,
+                                    beta->real, beta->imag, csymmPlatformCpu(dev.coreNum()));
+    if (!dev.sharesHostMemory()) return fail(AL_STATUS_NOT_SUPPORTED, "csymm on this device is not built yet");
+    void* args[3] = {const_cast<alComplex*>(A), const_cast<alComplex*>(B), C};
+    return dev.launch(kCsymmKernel, static_cast<uint32_t>(t.usedCoreNum), args, 3, &t, sizeof(t));
+}

@@ -1,0 +1,33 @@
+// AclDevice: an Ascend NPU through libascendcl.so, loaded with dlopen at first
+// use (never linked), so one build serves machines with and without CANN.
+#ifndef ASCEND_LINALG_RUNTIME_ACL_DEVICE_H
+#define ASCEND_LINALG_RUNTIME_ACL_DEVICE_H
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device.h"
+
+namespace al {
+
+struct AclDiscovery {
+    bool usable = false;          // an NPU can run this library's kernels
+    std::string libraryPath;      // the libascendcl.so that was loaded ("" if none)
+    std::vector<std::string> searched;  // where it was looked for, in order
+    uint32_t deviceCount = 0;
+    std::string socName;
+    std::string reason;           // why not usable (empty when usable)
+};
+
+// Search order: $ASCEND_LINALG_ACL_LIB, $ASCEND_HOME_PATH/lib64,
+// $ASCEND_TOOLKIT_HOME/lib64, /usr/local/Ascend/cann/lib64,
+// /usr/local/Ascend/ascend-toolkit/latest/lib64. Result cached per process.
+const AclDiscovery& discoverAcl();
+
+// A device for NPU `deviceId`, or nullptr with *why set.
+std::unique_ptr<Device> openAclDevice(int32_t deviceId, std::string* why);
+
+}  // namespace al
+
+#endif

@@ -1,0 +1,39 @@
+// SpMV tiling: how Y := alpha*op(A)*X + beta*Y is split over blocks.
+#ifndef ASCEND_LINALG_SPMV_TILING_H
+#define ASCEND_LINALG_SPMV_TILING_H
+
+#include <cstdint>
+
+namespace al {
+
+enum SpmvBetaMode : int32_t {
+    SPMV_BETA_GENERAL = 0,  // Y = alpha*P + beta*Y
+    SPMV_BETA_ZERO = 1,     // Y = alpha*P, Y never read
+    SPMV_BETA_ONE = 2,      // Y = alpha*P + Y
+};
+
+// Plain, fixed-width tiling data; sizes in elements unless named *Bytes.
+struct SpmvTilingData {
+    int64_t rows, cols, nnz;    // A as stored (CSR)
+    int64_t nvec;               // columns of X and Y
+    int64_t xRowStride, xColStride;
+    int64_t yRowStride, yColStride;
+    // alpha and beta as one value of the compute type, raw bytes ({re, im} for complex)
+    alignas(16) unsigned char alpha[16];
+    alignas(16) unsigned char beta[16];
+    int32_t trans;              // 0: Y = A X (len rows); 1: Y = A^T X (len cols)
+    int32_t valueType;          // alDataType_t of values, X, Y and compute
+    int32_t indexType;          // alIndexType_t of indptr and indices
+    int32_t betaMode;           // SpmvBetaMode
+    int32_t usedCoreNum;        // blocks launched
+    int32_t reserved;
+    int64_t workspaceSize;      // bytes: status word + per-block partial results
+};
+
+SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz,
+                          int64_t nvec, int32_t valueType, int32_t indexType,
+                          uint32_t coreNum);
+
+}  // namespace al
+
+#endif

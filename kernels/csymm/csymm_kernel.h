@@ -1,0 +1,24 @@
+// csymm kernels for the CPU (and the fake ACL runtime). Entry contract:
+//   args = {A, B, C}: column-major complex64 with the tiling's lda/ldb/ldc.
+//   Block b computes the C tiles t = b, b + numBlocks, ... of the
+//   tilesM x tilesN grid (row-major tile order):
+//     C_tile := alpha * (sym(A) * B)_tile + beta * C_tile   (LEFT)
+//     C_tile := alpha * (B * sym(A))_tile + beta * C_tile   (RIGHT)
+//   reading only the `uplo` triangle of A; beta == 0 never reads C;
+//   alphaBetaMode == ALPHA_ZERO reads neither A nor B.
+// Kernels never validate arguments: the host did.
+#ifndef ASCEND_LINALG_KERNELS_CSYMM_KERNEL_H
+#define ASCEND_LINALG_KERNELS_CSYMM_KERNEL_H
+
+#include <cstdint>
+
+namespace al {
+
+// Reference kernel: direct triple loop over a tile, float32 accumulation.
+// Correct for every case; the fast kernels are tested against it.
+void csymm_kernel_ref_cpu(uint32_t blockIdx, uint32_t numBlocks,
+                          void* const* args, const void* tiling);
+
+}  // namespace al
+
+#endif
