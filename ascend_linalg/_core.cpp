@@ -243,6 +243,8 @@ PYBIND11_MODULE(_core, m) {
     m.def("csymm", &csymm, py::arg("device"), py::arg("side"), py::arg("lower"), py::arg("alpha"),
           py::arg("a"), py::arg("b"), py::arg("beta"), py::arg("c"));
     m.def("csymm_raw", &csymmRaw);
+    m.def("last_error", [] { return std::string(alGetLastErrorMessage()); },
+          "Why the last host call on this thread failed");
     m.def("spmv", &spmv, py::arg("device"), py::arg("trans"), py::arg("alpha"), py::arg("indptr"),
           py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("beta"),
           py::arg("y"));
