@@ -21,6 +21,17 @@ namespace {
 
 PyObject* gHostError = nullptr;  // ascend_linalg._core.HostError (RuntimeError)
 
+// Run f() with the GIL released. Not RAII on purpose: at interpreter exit
+// CPython ends a daemon thread that takes the GIL back with pthread_exit, a
+// forced unwind that must not pass through a (noexcept) destructor.
+template <class F>
+alStatus_t withoutGil(F&& f) {
+    PyThreadState* ts = PyEval_SaveThread();
+    alStatus_t st = f();
+    PyEval_RestoreThread(ts);
+    return st;
+}
+
 [[noreturn]] void raiseStatus(const char* fn, alStatus_t st) {
     std::string msg = std::string(fn) + ": " + alGetStatusName(st) + ": " + alGetLastErrorMessage();
     switch (st) {
@@ -74,11 +85,13 @@ ColMajor colMajorView(py::handle obj, const char* name, bool writable) {
     const py::ssize_t item = 8;
     v.rows = arr.shape(0);
     v.cols = arr.shape(1);
-    if (arr.strides(0) != item && v.rows > 1)
+    // A stride along an axis of length <= 1 is never used (numpy gives empty
+    // and length-1 axes arbitrary strides), so only the others are checked.
+    if (v.rows > 1 && v.cols > 0 && arr.strides(0) != item)
         throw py::value_error(std::string(name) + " must have unit row stride (Fortran layout)");
-    if (arr.strides(1) % item != 0 || arr.strides(1) < 0)
+    if (v.cols > 1 && v.rows > 0 && (arr.strides(1) % item != 0 || arr.strides(1) < 0))
         throw py::value_error(std::string(name) + " column stride must be a non-negative multiple of 8 bytes");
-    v.ld = v.cols > 1 ? arr.strides(1) / item : std::max<int64_t>(v.rows, 1);
+    v.ld = (v.cols > 1 && v.rows > 0) ? arr.strides(1) / item : std::max<int64_t>(v.rows, 1);
     if (v.ld < v.rows) throw py::value_error(std::string(name) + " columns overlap (stride < rows)");
     v.data = static_cast<alComplex*>(writable ? arr.mutable_data() : const_cast<void*>(arr.data()));
     return v;
@@ -94,12 +107,10 @@ void csymm(const std::string& device, int side, int lower, std::complex<float> a
     if (A.rows < k || A.cols < k) throw py::value_error("a must be at least k x k");
     alComplex al{alpha.real(), alpha.imag()}, be{beta.real(), beta.imag()};
     alHandle_t h = handleFor(device);
-    alStatus_t st;
-    {
-        py::gil_scoped_release nogil;
-        st = alCsymm(h, side ? AL_SIDE_RIGHT : AL_SIDE_LEFT, lower ? AL_FILL_LOWER : AL_FILL_UPPER, m, n, &al,
-                     A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
-    }
+    alStatus_t st = withoutGil([&] {
+        return alCsymm(h, side ? AL_SIDE_RIGHT : AL_SIDE_LEFT, lower ? AL_FILL_LOWER : AL_FILL_UPPER, m, n,
+                       &al, A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
+    });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alCsymm", st);
 }
 
@@ -190,11 +201,7 @@ void spmv(const std::string& device, bool trans, py::array alpha, py::array indp
     const void* al = scalar(alpha, "alpha");
     const void* be = scalar(beta, "beta");
     alHandle_t h = handleFor(device);
-    alStatus_t st;
-    {
-        py::gil_scoped_release nogil;
-        st = alSpmv(h, trans ? AL_OP_T : AL_OP_N, al, &A, &X, be, &Y, A.valueType);
-    }
+    alStatus_t st = withoutGil([&] { return alSpmv(h, trans ? AL_OP_T : AL_OP_N, al, &A, &X, be, &Y, A.valueType); });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
 }
 

@@ -57,6 +57,8 @@ def _matrix(value, name):
         raise _Fallback(f"{name} has dtype {arr.dtype}, converted by scipy's f2py rules")
     if arr.ndim == 2:
         return arr
+    if arr.size == 0:
+        raise _Fallback(f"empty {arr.ndim}-D {name} is shaped by scipy's f2py rules")
     if arr.ndim == 1:
         return arr.reshape(arr.shape[0], 1)
     if arr.ndim == 0:
@@ -98,6 +100,8 @@ def _output(c, m, n, beta, overwrite_c):
         raise _Fallback(f"c of type {type(c).__name__} is handled by scipy's f2py rules")
     if np.ndim(c) != 2:
         raise _Fallback("c that is not 2-D keeps its own shape in scipy's result")
+    if np.size(c) == 0:
+        raise _Fallback("an empty c is accepted or refused by scipy's f2py rules")
     arr = _matrix(c, "c")
     if arr.shape != (m, n):
         raise ValueError(f"csymm: c must have shape (m, n) = ({m}, {n}), got {arr.shape}")
@@ -146,7 +150,15 @@ def _prepare(alpha, a, b, beta, c, side, lower, overwrite_c):
     m, n = _dims(a, b, side)
     cout = _output(c, m, n, beta, overwrite_c)
     a, lower = _symmetric_operand(a, lower)
-    return side, lower, alpha, a, _general_operand(b), beta, cout
+    b = _general_operand(b)
+    if cout is c:
+        # Written in place: an operand sharing c's memory is read from a copy,
+        # so the result is alpha*A*B + beta*C of the values passed in.
+        if np.may_share_memory(cout, a):
+            a = a.copy(order="F")
+        if np.may_share_memory(cout, b):
+            b = b.copy(order="F")
+    return side, lower, alpha, a, b, beta, cout
 
 
 def _scipy(alpha, a, b, beta, c, side, lower, overwrite_c):
@@ -170,6 +182,8 @@ def csymm(alpha, a, b, beta=0, c=None, side=0, lower=0, overwrite_c=0):
         record("csymm", backend)
         return cout
     record("csymm", "scipy")
+    if overwrite_c and type(c) is np.ndarray and not c.flags.writeable:
+        overwrite_c = 0  # never write memory the caller marked read-only
     return _scipy(alpha, a, b, beta, c, side, lower, overwrite_c)
 
 

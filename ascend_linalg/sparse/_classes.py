@@ -89,8 +89,15 @@ REBRAND = {
 
 
 def rebrand(obj):
-    """Turn a scipy CSR/CSC result into this library's class, in place (no copy)."""
+    """A scipy CSR/CSC result as this library's class, sharing its arrays (no copy).
+
+    (``__class__`` assignment is refused for the sparray classes, whose
+    layout CPython judges different; the instance state all lives in
+    ``__dict__``, so a new instance takes it over.)
+    """
     cls = REBRAND.get(type(obj))
-    if cls is not None:
-        obj.__class__ = cls
-    return obj
+    if cls is None:
+        return obj
+    new = cls.__new__(cls)
+    new.__dict__.update(obj.__dict__)
+    return new

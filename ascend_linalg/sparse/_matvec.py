@@ -19,7 +19,10 @@ _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def _index_arrays(A):
+    """(indptr, indices) as one int32/int64 dtype, or None when they are not integers."""
     indptr, indices = A.indptr, A.indices
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        return None
     if indptr.dtype != indices.dtype or indptr.dtype not in _INDEX_DTYPES:
         indptr = np.asarray(indptr, dtype=np.int64)
         indices = np.asarray(indices, dtype=np.int64)
@@ -52,7 +55,11 @@ def matvec(A, other, transposed):
         return None
     M, N = A._shape_as_2d
     rows, cols = (N, M) if transposed else (M, N)
-    indptr, indices = _index_arrays(A)
+    index = _index_arrays(A)
+    if index is None:
+        record(op, "scipy", f"index arrays of dtype {A.indices.dtype} are not integers")
+        return None
+    indptr, indices = index
     data = np.ascontiguousarray(A.data, dtype=dtype)
     x = _operand(other, dtype)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)

@@ -34,6 +34,14 @@ template <class T> inline T mul(T a, T b) {
     using U = typename Acc<T>::type;
     return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
+
+// alpha * acc, except that alpha == 1 returns acc untouched: a complex
+// product by (1, 0) would turn an infinite part into NaN (inf * 0), which
+// scipy's plain product never does.
+template <class T> inline bool isOne(const T& a) { return a == T(1); }
+template <class R> inline bool isOne(const Cx<R>& a) { return a.re == R(1) && a.im == R(0); }
+
+template <class T> inline T scale(T alpha, T acc) { return isOne(alpha) ? acc : mul(alpha, acc); }
 template <class T> inline T add(T a, T b) {
     using U = typename Acc<T>::type;
     return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
@@ -45,7 +53,7 @@ void flagError(void* workspace) {
 
 template <class T>
 inline void epilogue(const SpmvTilingData& t, T alpha, T beta, T acc, T* y) {
-    T v = mul(alpha, acc);
+    T v = scale(alpha, acc);
     if (t.betaMode == SPMV_BETA_ZERO) *y = v;
     else if (t.betaMode == SPMV_BETA_ONE) *y = add(v, *y);
     else *y = add(v, mul(beta, *y));

@@ -1,0 +1,34 @@
+"""Shared fixtures: run a test body once per backend and collect dispatch records.
+
+``backend`` enters ``ascend_linalg.use_backend`` for the test (ids ``cpu`` and
+``scipy``); ``dispatch`` collects the ``(op, backend, reason)`` records emitted
+while the test runs. Together they let a test compare values with scipy under
+both backends and, under ``cpu``, prove that the project's kernel ran.
+"""
+import numpy as np
+import pytest
+
+import ascend_linalg
+from ascend_linalg.testing import dispatch_records
+
+BACKENDS = ("cpu", "scipy")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """The backend name, entered with ``use_backend`` for the whole test."""
+    with ascend_linalg.use_backend(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def dispatch():
+    """List that fills with ``(op, backend, reason)`` dispatch records."""
+    with dispatch_records() as records:
+        yield records
+
+
+@pytest.fixture
+def rng():
+    """A fresh, seeded generator per test, so that every test is reproducible alone."""
+    return np.random.default_rng(1234)
