@@ -4,12 +4,13 @@
 #include "ascend_linalg/al_blas.h"
 #include "context.h"
 #include "csymm_tiling.h"
+#include "staging.h"
 #include "kernels/csymm/csymm_kernel.h"
 
 namespace al {
 namespace {
 
-const KernelDesc kCsymmKernel{"csymm_ref", csymm_kernel_ref_cpu};
+const KernelDesc kCsymmKernel{"csymm_packed", csymm_kernel_packed_cpu};
 
 bool isZero(const alComplex& z) { return z.real == 0.0f && z.imag == 0.0f; }
 bool isOne(const alComplex& z) { return z.real == 1.0f && z.imag == 0.0f; }
@@ -61,7 +62,24 @@ extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t
     Device& dev = *handle->device;
     CsymmTilingData t = csymmTiling(side, uplo, m, n, lda, ldb, ldc, alpha->real, alpha->imag,
                                     beta->real, beta->imag, csymmPlatformCpu(dev.coreNum()));
-    if (!dev.sharesHostMemory()) return fail(AL_STATUS_NOT_SUPPORTED, "csymm on this device is not built yet");
+    // A device with its own memory works on device copies (staging.h): A and B
+    // unless alpha == 0, C when it is read (beta != 0) or has gaps between
+    // columns that the copy back must preserve; C returns only on success.
+    Staging stage(dev);
+    if (!dev.sharesHostMemory()) {
+        const size_t ka = side == AL_SIDE_LEFT ? m : n, cb = sizeof(alComplex);
+        const bool readAB = !isZero(*alpha), readC = !isZero(*beta) || (ldc > m && n > 1);
+        void *dA = nullptr, *dB = nullptr, *dC = nullptr;
+        if (readAB && ((st = stage.stage(A, Staging::extent(ka, ka, lda, cb), true, false, &dA)) != AL_STATUS_SUCCESS ||
+                       (st = stage.stage(B, Staging::extent(m, n, ldb, cb), true, false, &dB)) != AL_STATUS_SUCCESS))
+            return st;
+        if ((st = stage.stage(C, Staging::extent(m, n, ldc, cb), readC, true, &dC)) != AL_STATUS_SUCCESS) return st;
+        A = static_cast<const alComplex*>(dA);
+        B = static_cast<const alComplex*>(dB);
+        C = static_cast<alComplex*>(dC);
+    }
     void* args[3] = {const_cast<alComplex*>(A), const_cast<alComplex*>(B), C};
-    return dev.launch(kCsymmKernel, static_cast<uint32_t>(t.usedCoreNum), args, 3, &t, sizeof(t));
+    st = dev.launch(kCsymmKernel, static_cast<uint32_t>(t.usedCoreNum), args, 3, &t, sizeof(t));
+    if (st != AL_STATUS_SUCCESS) return st;
+    return stage.commit();
 }

@@ -1,18 +1,26 @@
 // alSpmv: validate -> quick returns -> tiling -> launch -> structure status.
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "ascend_linalg/al_sparse.h"
 #include "context.h"
-#include "kernels/spmv/spmv_kernel.h"
+#include "kernels/spmv/spmv_kernel_merge.h"
 #include "spmv_tiling.h"
+#include "staging.h"
 
 namespace al {
 namespace {
 
-const KernelDesc kSpmvKernel{"spmv_ref", spmv_kernel_ref_cpu};
-const KernelDesc kSpmvTKernel{"spmvt_ref", spmvt_kernel_ref_cpu};
-const KernelDesc kSpmvTReduce{"spmvt_reduce_ref", spmvt_reduce_ref_cpu};
+// Merge-path kernels (work split by rows + nonzeros); the reference kernels in
+// spmv_kernel_ref.cpp are their test oracle.
+const KernelDesc kSpmvKernel{"spmv_merge", spmv_kernel_merge_cpu};
+const KernelDesc kSpmvFixup{"spmv_fixup_merge", spmv_fixup_merge_cpu};
+const KernelDesc kSpmvTKernel{"spmvt_merge", spmvt_kernel_merge_cpu};
+const KernelDesc kSpmvTReduce{"spmvt_reduce_merge", spmvt_reduce_merge_cpu};
 
 size_t typeBytes(alDataType_t t) {
     switch (t) {
@@ -22,6 +30,64 @@ size_t typeBytes(alDataType_t t) {
         default: return 0;  // not a compute type of this op
     }
 }
+
+// The CPU device's SpMV workspace, kept between calls: the transposed partials
+// are blocks * cols values, and a fresh allocation per call pays page faults and
+// the OS zeroing them every time. One call at a time holds it (try_lock); a
+// concurrent call, or one needing more than kMaxCachedBytes, allocates its own.
+constexpr size_t kMaxCachedBytes = size_t(1) << 30;
+std::mutex gWsMu;
+void* gWsPtr = nullptr;
+size_t gWsBytes = 0;
+
+// Partials are scattered into at random: huge pages spare the TLB (as numpy
+// advises for its own large arrays). Only the whole pages inside the buffer.
+void adviseHugePages(void* p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t page = 4096, lo = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
+    if (bytes >= (size_t(4) << 20) && hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+class Workspace {
+public:
+    explicit Workspace(Device& d) : dev_(d), own_(d) {}
+    ~Workspace() {
+        if (cached_) gWsMu.unlock();
+    }
+    alStatus_t allocate(size_t bytes) {
+        if (dev_.kind() == AL_DEVICE_CPU && bytes <= kMaxCachedBytes && gWsMu.try_lock()) {
+            if (gWsBytes < bytes) {
+                if (gWsPtr) dev_.free(gWsPtr);
+                gWsPtr = nullptr;
+                gWsBytes = 0;
+                if (dev_.malloc(&gWsPtr, bytes) != AL_STATUS_SUCCESS) {
+                    gWsMu.unlock();
+                    return AL_STATUS_ALLOC_FAILED;
+                }
+                gWsBytes = bytes;
+                adviseHugePages(gWsPtr, bytes);
+            }
+            cached_ = true;
+            ptr_ = gWsPtr;
+            return AL_STATUS_SUCCESS;
+        }
+        alStatus_t st = own_.allocate(bytes);
+        ptr_ = own_.get();
+        return st;
+    }
+    void* get() const { return ptr_; }
+
+private:
+    Device& dev_;
+    DeviceBuffer own_;
+    bool cached_ = false;
+    void* ptr_ = nullptr;
+};
 
 bool bytesEqual(const void* v, const void* w, size_t n) { return std::memcmp(v, w, n) == 0; }
 
@@ -101,7 +167,36 @@ extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* al
                                                      " is outside [0, nnz = " + std::to_string(A->nnz) + "]");
     }
     Device& dev = *handle->device;
-    if (!dev.sharesHostMemory()) return fail(AL_STATUS_NOT_SUPPORTED, "SpMV on this device is not built yet");
+    // A device with its own memory works on device copies (staging.h) of the
+    // structure, X and Y (uploaded when read, beta != 0, or when it has gaps the
+    // copy back must preserve); Y returns only on success.
+    Staging stage(dev);
+    alCsrDescr devA;
+    alDnMatDescr devX, devY;
+    if (!dev.sharesHostMemory()) {
+        const size_t ib = A->indexType == AL_INDEX_64I ? 8 : 4, vb = typeBytes(ct);
+        devA = *A;
+        devX = *X;
+        devY = *Y;
+        void *p0, *p1, *p2, *px, *py;
+        const size_t yBytes = Staging::extent2(Y->len, Y->nvec, Y->rowStride, Y->colStride, vb);
+        const bool readY = betaMode(beta, ct) != SPMV_BETA_ZERO || yBytes != size_t(Y->len * Y->nvec) * vb;
+        if ((st = stage.stage(A->indptr, size_t(A->rows + 1) * ib, true, false, &p0)) != AL_STATUS_SUCCESS ||
+            (st = stage.stage(A->indices, size_t(A->nnz) * ib, true, false, &p1)) != AL_STATUS_SUCCESS ||
+            (st = stage.stage(A->values, size_t(A->nnz) * vb, true, false, &p2)) != AL_STATUS_SUCCESS ||
+            (st = stage.stage(X->data, Staging::extent2(X->len, X->nvec, X->rowStride, X->colStride, vb), true,
+                              false, &px)) != AL_STATUS_SUCCESS ||
+            (st = stage.stage(Y->data, yBytes, readY, true, &py)) != AL_STATUS_SUCCESS)
+            return st;
+        devA.indptr = p0;
+        devA.indices = p1;
+        devA.values = p2;
+        devX.data = px;
+        devY.data = py;
+        A = &devA;
+        X = &devX;
+        Y = &devY;
+    }
     SpmvTilingData t = spmvTiling(op == AL_OP_T, A->rows, A->cols, A->nnz, X->nvec, ct, A->indexType,
                                   dev.coreNum());
     t.xRowStride = X->rowStride;
@@ -112,25 +207,28 @@ extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* al
     std::memcpy(t.alpha, alpha, typeBytes(ct));
     std::memcpy(t.beta, beta, typeBytes(ct));
 
-    DeviceBuffer ws(dev);
+    Workspace ws(dev);
     if (ws.allocate(static_cast<size_t>(t.workspaceSize)) != AL_STATUS_SUCCESS)
         return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(t.workspaceSize) + " bytes of workspace");
-    std::memset(ws.get(), 0, 64);
+    static const unsigned char kZeroStatus[64] = {};
+    if ((st = dev.copyToDevice(ws.get(), kZeroStatus, sizeof(kZeroStatus))) != AL_STATUS_SUCCESS) return st;
     void* args[6] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),
                      X->data, Y->data, ws.get()};
     const uint32_t blocks = static_cast<uint32_t>(t.usedCoreNum);
     if (op == AL_OP_N) {
         st = dev.launch(kSpmvKernel, blocks, args, 6, &t, sizeof(t));
+        // Rows split across blocks: one block sums their parts in block order.
+        if (st == AL_STATUS_SUCCESS && blocks > 1) st = dev.launch(kSpmvFixup, 1, args, 6, &t, sizeof(t));
     } else {
         st = dev.launch(kSpmvTKernel, blocks, args, 6, &t, sizeof(t));
         if (st == AL_STATUS_SUCCESS) st = dev.launch(kSpmvTReduce, blocks, args, 6, &t, sizeof(t));
     }
     if (st != AL_STATUS_SUCCESS) return st;
     int32_t bad;
-    std::memcpy(&bad, ws.get(), sizeof(bad));
+    if ((st = dev.copyToHost(&bad, ws.get(), sizeof(bad))) != AL_STATUS_SUCCESS) return st;
     if (bad)
         return fail(AL_STATUS_INVALID_VALUE,
                     "malformed sparse structure: indptr must be non-decreasing within [0, nnz] and "
                     "every index must lie in [0, " + std::to_string(A->cols) + ")");
-    return AL_STATUS_SUCCESS;
+    return stage.commit();
 }

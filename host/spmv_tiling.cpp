@@ -20,6 +20,22 @@ size_t valueBytes(int32_t type) {
 constexpr int64_t kMinNnzPerBlock = 16384;
 }  // namespace
 
+void spmvLayout(SpmvTilingData* t) {
+    const int64_t vb = static_cast<int64_t>(valueBytes(t->valueType));
+    const int64_t blocks = t->usedCoreNum;
+    t->carryOffset = 64;
+    t->partOffset = 64;
+    t->pages = t->trans ? (t->cols + (int64_t(1) << kSpmvPageShift) - 1) >> kSpmvPageShift : 0;
+    if (t->trans) {
+        // Partials first (the reference kernels' layout), then the page flags.
+        t->pageOffset = t->partOffset + blocks * t->cols * t->nvec * vb;
+        t->workspaceSize = t->pageOffset + blocks * t->pages;
+    } else {
+        t->pageOffset = 64;
+        t->workspaceSize = t->carryOffset + blocks * 2 * t->nvec * vb;
+    }
+}
+
 SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz, int64_t nvec,
                           int32_t valueType, int32_t indexType, uint32_t coreNum) {
     SpmvTilingData t{};
@@ -30,14 +46,12 @@ SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz
     t.trans = trans;
     t.valueType = valueType;
     t.indexType = indexType;
-    const int64_t work = std::max<int64_t>(nnz, rows) * std::max<int64_t>(nvec, 1);
-    int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(coreNum, work / kMinNnzPerBlock));
-    blocks = std::min<int64_t>(blocks, std::max<int64_t>(rows, 1));
+    // Merge-path kernels split rows + nonzeros evenly, so neither one long row
+    // nor a run of empty rows limits the block count.
+    const int64_t work = (rows + nnz) * std::max<int64_t>(nvec, 1);
+    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(coreNum, work / kMinNnzPerBlock));
     t.usedCoreNum = static_cast<int32_t>(blocks);
-    // Status word (padded to 64 bytes), then for the transposed product one
-    // cols x nvec partial result per block.
-    t.workspaceSize = 64;
-    if (trans) t.workspaceSize += blocks * cols * nvec * static_cast<int64_t>(valueBytes(valueType));
+    spmvLayout(&t);
     return t;
 }
 

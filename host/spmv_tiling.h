@@ -28,7 +28,20 @@ struct SpmvTilingData {
     int32_t usedCoreNum;        // blocks launched
     int32_t reserved;
     int64_t workspaceSize;      // bytes: status word + per-block partial results
+    // Workspace layout of the merge-path kernels (offsets in bytes from its start;
+    // the status word always sits at byte 0, padded to 64 bytes):
+    int64_t carryOffset;        // N: per block {head, tail} partial sums, nvec values each
+    int64_t partOffset;         // T: per block a cols x nvec partial (column-major); 64 as the reference
+    int64_t pageOffset;         // T: per block `pages` bytes, 1 where that partial page was zeroed
+    int64_t pages;              // T: column pages of (1 << kSpmvPageShift) columns
 };
+
+// Columns per page of a transposed partial: a block zeroes (and the reduction
+// reads) only the pages its nonzeros touch, so banded matrices cost ~cols, not blocks*cols.
+constexpr int32_t kSpmvPageShift = 10;
+
+// Fills the layout fields and workspaceSize from the others (usedCoreNum included).
+void spmvLayout(SpmvTilingData* t);
 
 SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz,
                           int64_t nvec, int32_t valueType, int32_t indexType,

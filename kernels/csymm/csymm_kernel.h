@@ -19,6 +19,15 @@ namespace al {
 void csymm_kernel_ref_cpu(uint32_t blockIdx, uint32_t numBlocks,
                           void* const* args, const void* tiling);
 
+// Packed kernel: BLIS-style cache blocking over a 2-D split of the tile grid,
+// symmetric A mirrored while packing into planar re/im panels, register
+// micro-kernel chosen at run time (AVX-512F 16x12, AVX2+FMA 8x6, baseline 8x4),
+// alpha/beta fused into the micro-tile store. Same contract as the reference,
+// except that a block may own a rectangle of whole tiles instead of every
+// numBlocks-th tile (each C tile is still written by exactly one block).
+void csymm_kernel_packed_cpu(uint32_t blockIdx, uint32_t numBlocks,
+                             void* const* args, const void* tiling);
+
 }  // namespace al
 
 #endif

@@ -1,0 +1,224 @@
+// Non-transposed merge-path SpMV: Y := alpha*A*X + beta*Y, split by rows + nonzeros.
+// Per block: the shared head row (begun by earlier blocks) and the open tail row
+// go to carry slots; rows completed inside the block are written directly.
+// The 1-block fix-up sums each split row's parts in block order: deterministic
+// for a given block count.
+#include <vector>
+
+#include "spmv_kernel_merge.h"
+#include "spmv_merge_common.h"
+
+namespace al {
+namespace spmvm {
+
+namespace {
+template <class T, class I> DotEntry<T, I> scalarEntry() {
+    return {DotFns<T, I, ScalarDot<T, I>>::dot, DotFns<T, I, ScalarDot<T, I>>::rows};
+}
+}  // namespace
+
+const DotTable& dotBaseline() {
+    static const DotTable t{scalarEntry<float, int32_t>(), scalarEntry<float, int64_t>(),
+                            scalarEntry<double, int32_t>(), scalarEntry<double, int64_t>(), "baseline"};
+    return t;
+}
+
+#ifndef AL_CPU_DISPATCH  // meson: the AVX2 TU is built (and linked) exactly when this is set
+const DotTable* dotAvx2() { return nullptr; }
+#endif
+
+namespace {
+
+const DotTable& dots() {
+    static const DotTable* chosen = [] {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        if (const DotTable* t = dotAvx2())
+            if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return t;
+#endif
+        return &dotBaseline();
+    }();
+    return *chosen;
+}
+
+// The dot product and row loop for (T, I): the ISA table for float32/float64,
+// else the scalar templates (complex and integer types).
+template <class T, class I> struct Dot {
+    T operator()(const T* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
+        return dotScalar(v, i, a, b, x, xs, c, bad);
+    }
+    static constexpr const DotEntry<T, I>* entry() { return nullptr; }
+};
+template <class T, class I> struct TableDot {
+    const DotEntry<T, I>* e = entry();
+    T operator()(const T* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
+        return e->dot(v, i, a, b, x, xs, c, bad);
+    }
+    static const DotEntry<T, I>* entry();
+};
+template <> const DotEntry<float, int32_t>* TableDot<float, int32_t>::entry() { return &dots().f32i32; }
+template <> const DotEntry<float, int64_t>* TableDot<float, int64_t>::entry() { return &dots().f32i64; }
+template <> const DotEntry<double, int32_t>* TableDot<double, int32_t>::entry() { return &dots().f64i32; }
+template <> const DotEntry<double, int64_t>* TableDot<double, int64_t>::entry() { return &dots().f64i64; }
+template <> struct Dot<float, int32_t> : TableDot<float, int32_t> {};
+template <> struct Dot<float, int64_t> : TableDot<float, int64_t> {};
+template <> struct Dot<double, int32_t> : TableDot<double, int32_t> {};
+template <> struct Dot<double, int64_t> : TableDot<double, int64_t> {};
+
+// Nonzeros per chunk when nvec > 1: each chunk's indices and values stay in L1
+// while every vector passes over them.
+constexpr int64_t kChunk = 1024;
+
+// out[v] := sum over [ka, kb) of val[k] * X[idx[k], v], v < nvec.
+template <class T, class I, class D>
+void segSums(const SpmvTilingData& t, const I* idx, const T* val, const T* x, int64_t ka, int64_t kb,
+             D dot, T* out, int* bad) {
+    for (int64_t v = 0; v < t.nvec; ++v) out[v] = T{};
+    for (int64_t c = ka; c < kb; c += kChunk) {
+        const int64_t ce = std::min(kb, c + kChunk);
+        for (int64_t v = 0; v < t.nvec; ++v)
+            out[v] = add(out[v], dot(val, idx, c, ce, x + v * t.xColStride, t.xRowStride,
+                                     static_cast<uint64_t>(t.cols), bad));
+    }
+}
+
+template <class T, class I>
+void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
+    const I* indptr = static_cast<const I*>(args[0]);
+    const I* idx = static_cast<const I*>(args[1]);
+    const T* val = static_cast<const T*>(args[2]);
+    const T* x = static_cast<const T*>(args[3]);
+    T* y = static_cast<T*>(args[4]);
+    void* ws = args[5];
+    const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
+    const int64_t rows = t.rows, nnzT = static_cast<int64_t>(indptr[rows]);
+    if (t.cols == 0) {  // X has no rows: no nonzero can be valid, every row sums to 0
+        if (b == 0 && nnzT > 0) flagError(ws);
+        const int64_t r0 = rows * b / nb, r1 = rows * (b + 1) / nb;
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t v = 0; v < t.nvec; ++v)
+                epilogue(t.betaMode, alpha, beta, T{}, y + r * t.yRowStride + v * t.yColStride);
+        return;
+    }
+    const Segment s = blockSegment(indptr, rows, nnzT, b, nb);
+    const bool shared = headShared(indptr, s);
+    const Dot<T, I> dot{};
+    const uint64_t cols = static_cast<uint64_t>(t.cols);
+    int bad = 0;
+    T* head = carrySlot<T>(ws, t, b, 0);
+    T* tail = carrySlot<T>(ws, t, b, 1);
+    const int64_t ra = s.r0 + (shared ? 1 : 0);
+    if (shared) {  // its indptr pair is this block's to check
+        const int64_t e = static_cast<int64_t>(indptr[s.r0 + 1]);
+        bad |= e < static_cast<int64_t>(indptr[s.r0]);
+        segSums(t, idx, val, x, s.k0, clampK(e, s.k0, s.k1), dot, head, &bad);
+    }
+    if (t.nvec == 1) {
+        if (ra < s.r1) {
+            if (const auto* e = Dot<T, I>::entry())  // the ISA's row loop, dot inlined
+                bad |= e->rows(indptr, idx, val, x, t.xRowStride, y, t.yRowStride, ra, s.r1, s.k0, s.k1, cols,
+                               alpha, beta, t.betaMode);
+            else
+                bad |= rowsN1(indptr, idx, val, x, t.xRowStride, y, t.yRowStride, ra, s.r1, s.k0, s.k1, cols,
+                              alpha, beta, t.betaMode, dot);
+        }
+    } else {
+        std::vector<T> acc(static_cast<size_t>(t.nvec));
+        int64_t a = static_cast<int64_t>(indptr[ra]);
+        for (int64_t r = ra; r < s.r1; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            bad |= e < a;
+            const int64_t ka = clampK(a, s.k0, s.k1), kb = clampK(e, ka, s.k1);
+            segSums(t, idx, val, x, ka, kb, dot, acc.data(), &bad);
+            for (int64_t v = 0; v < t.nvec; ++v)
+                epilogue(t.betaMode, alpha, beta, acc[size_t(v)], y + r * t.yRowStride + v * t.yColStride);
+            a = e;
+        }
+    }
+    if (s.r1 < rows) {
+        const int64_t ka = s.r1 == s.r0 ? s.k0 : clampK(static_cast<int64_t>(indptr[s.r1]), s.k0, s.k1);
+        segSums(t, idx, val, x, ka, s.k1, dot, tail, &bad);
+    }
+    if (bad) flagError(ws);
+}
+
+// Row r's total = tails of the blocks that left it open (in block order) + the
+// head of the block that completes it; the epilogue is applied once.
+template <class T, class I>
+void fixupN(void* const* args, const SpmvTilingData& t) {
+    const I* indptr = static_cast<const I*>(args[0]);
+    T* y = static_cast<T*>(args[4]);
+    void* ws = args[5];
+    if (t.cols == 0) return;
+    const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
+    const uint32_t nb = static_cast<uint32_t>(t.usedCoreNum);
+    const int64_t rows = t.rows, nnzT = static_cast<int64_t>(indptr[rows]);
+    std::vector<Segment> seg(nb);
+    std::vector<char> sh(nb);
+    for (uint32_t b = 0; b < nb; ++b) {
+        seg[b] = blockSegment(indptr, rows, nnzT, b, nb);
+        sh[b] = headShared(indptr, seg[b]);
+    }
+    for (int64_t v = 0; v < t.nvec; ++v) {
+        int64_t carryRow = -1;
+        T carry{};
+        for (uint32_t b = 0; b < nb; ++b) {
+            const Segment& s = seg[b];
+            if (s.r0 < s.r1) {
+                if (sh[b]) {
+                    T acc = carryRow == s.r0 ? add(carry, carrySlot<T>(ws, t, b, 0)[v]) : carrySlot<T>(ws, t, b, 0)[v];
+                    epilogue(t.betaMode, alpha, beta, acc, y + s.r0 * t.yRowStride + v * t.yColStride);
+                }
+                carryRow = -1;
+            }
+            if (s.r1 < rows) {
+                const T tl = carrySlot<T>(ws, t, b, 1)[v];
+                carry = carryRow == s.r1 ? add(carry, tl) : tl;
+                carryRow = s.r1;
+            }
+        }
+    }
+}
+
+template <class I>
+void dispatchN(uint32_t b, uint32_t nb, void* const* a, const SpmvTilingData& t) {
+    switch (t.valueType) {
+        case AL_R_32F: return spmvN<float, I>(b, nb, a, t);
+        case AL_R_64F: return spmvN<double, I>(b, nb, a, t);
+        case AL_C_32F: return spmvN<Cx<float>, I>(b, nb, a, t);
+        case AL_C_64F: return spmvN<Cx<double>, I>(b, nb, a, t);
+        case AL_R_32I: return spmvN<int32_t, I>(b, nb, a, t);
+        case AL_R_64I: return spmvN<int64_t, I>(b, nb, a, t);
+    }
+}
+template <class I>
+void dispatchFixup(void* const* a, const SpmvTilingData& t) {
+    switch (t.valueType) {
+        case AL_R_32F: return fixupN<float, I>(a, t);
+        case AL_R_64F: return fixupN<double, I>(a, t);
+        case AL_C_32F: return fixupN<Cx<float>, I>(a, t);
+        case AL_C_64F: return fixupN<Cx<double>, I>(a, t);
+        case AL_R_32I: return fixupN<int32_t, I>(a, t);
+        case AL_R_64I: return fixupN<int64_t, I>(a, t);
+    }
+}
+
+}  // namespace
+}  // namespace spmvm
+
+void spmv_kernel_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
+    const auto& t = *static_cast<const SpmvTilingData*>(tiling);
+    if (t.indexType == AL_INDEX_64I) spmvm::dispatchN<int64_t>(b, nb, args, t);
+    else spmvm::dispatchN<int32_t>(b, nb, args, t);
+}
+
+void spmv_fixup_merge_cpu(uint32_t b, uint32_t, void* const* args, const void* tiling) {
+    if (b != 0) return;
+    const auto& t = *static_cast<const SpmvTilingData*>(tiling);
+    if (t.indexType == AL_INDEX_64I) spmvm::dispatchFixup<int64_t>(args, t);
+    else spmvm::dispatchFixup<int32_t>(args, t);
+}
+
+const char* spmvMergeIsa() { return spmvm::dots().isa; }
+
+}  // namespace al

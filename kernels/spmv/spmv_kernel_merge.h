@@ -1,0 +1,59 @@
+// Merge-path SpMV kernels for the CPU. Same entry contract as spmv_kernel.h
+// (args = {indptr, indices, values, X, Y, workspace}; int32 status word at the
+// workspace start set to 1 on malformed structure; never an out-of-bounds read),
+// with the workspace laid out as SpmvTilingData's carry/part/page fields say.
+// The host must have checked indptr[0] == 0 and 0 <= indptr[rows] <= nnz.
+//
+// Work is split by rows + nonzeros (merge path, Merrill & Garland 2016): block b
+// takes the b-th equal share of the path, found by binary search over indptr,
+// so a dense row or a run of empty rows cannot stall a block.
+#ifndef ASCEND_LINALG_KERNELS_SPMV_KERNEL_MERGE_H
+#define ASCEND_LINALG_KERNELS_SPMV_KERNEL_MERGE_H
+
+#include <cstdint>
+
+namespace al {
+
+// Non-transposed, two launches. spmv_kernel_merge_cpu (usedCoreNum blocks):
+// rows completed inside a block are written with the alpha/beta epilogue; a
+// row begun by an earlier block (shared head) and the row left open at the
+// block's end (tail) go to the block's carry slots. spmv_fixup_merge_cpu
+// (launch 1 block) sums each split row's parts in block order and writes it.
+void spmv_kernel_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+void spmv_fixup_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+
+// Transposed, two launches, no atomics. spmvt_kernel_merge_cpu (usedCoreNum
+// blocks) scatters its share into its own partial, zeroing a page of it on
+// first touch; spmvt_reduce_merge_cpu (any block count) sums the touched pages
+// over column ranges in block order (deterministic) and applies alpha/beta.
+void spmvt_kernel_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+void spmvt_reduce_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+
+// Instruction set the float32/float64 dot products were compiled for here.
+const char* spmvMergeIsa();
+
+namespace spmvm {
+// Per-ISA checked dot products for float32/float64 (index int32/int64):
+// sum val[k] * x[idx[k] * xs] over [ka, kb); an index outside [0, cols) sets
+// *bad and contributes nothing read out of bounds. cols > 0.
+template <class T, class I> struct DotEntry {
+    T (*dot)(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs, uint64_t cols, int* bad);
+    // nvec == 1: full rows [ra, rb) (nonzeros clamped to [kLo, kHi]) with the
+    // epilogue into y[r * ys]; returns nonzero on malformed structure.
+    int (*rows)(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y, int64_t ys,
+                int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode);
+};
+struct DotTable {
+    DotEntry<float, int32_t> f32i32;
+    DotEntry<float, int64_t> f32i64;
+    DotEntry<double, int32_t> f64i32;
+    DotEntry<double, int64_t> f64i64;
+    const char* isa;
+};
+const DotTable& dotBaseline();
+const DotTable* dotAvx2();  // nullptr when not compiled in
+}  // namespace spmvm
+
+}  // namespace al
+
+#endif
