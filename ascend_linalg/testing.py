@@ -1,8 +1,29 @@
 """Helpers for tests of code that uses ascend_linalg."""
 import logging
+import os
 from contextlib import contextmanager
 
-__all__ = ["dispatch_records"]
+__all__ = ["dispatch_records", "fake_acl_path"]
+
+
+def fake_acl_path():
+    """Path of the fake Ascend runtime (``libascendcl.so``) built with the package.
+
+    Point ``ASCEND_LINALG_ACL_LIB`` at it before the process imports
+    ascend_linalg and the whole NPU path runs on the CPU (docs/npu.md).
+    """
+    from . import _core
+    here = os.path.dirname(os.path.abspath(__file__))
+    core_dir = os.path.dirname(os.path.abspath(_core.__file__))
+    candidates = [
+        os.path.join(here, "_fake_acl", "libascendcl.so"),              # installed
+        os.path.join(core_dir, "_fake_acl", "libascendcl.so"),
+        os.path.join(os.path.dirname(core_dir), "fake_acl", "libascendcl.so"),  # meson build tree
+    ]
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError("fake ACL runtime not built; looked in: " + ", ".join(candidates))
 
 
 @contextmanager

@@ -1,15 +1,125 @@
-// ACL discovery. The device layer (memory, launch) is not part of this build
-// yet: discovery reports what it found and why the NPU cannot be used.
+// AclDevice: the Ascend runtime (libascendcl.so) through dlopen. Every ACL call
+// is checked; a failing one becomes an alStatus_t whose last-error message
+// names the call, the ACL code and what that code usually means.
+//
+// Kernel launch uses the runtime's binary API (hicann/runtime
+// include/external/acl/acl_rt.h): aclrtBinaryLoadFromFile -> aclrtBinaryGetFunction
+// -> aclrtLaunchKernel(func, numBlocks, argsData, argsSize, stream), where
+// argsData is a host array of the kernel's GM_ADDR arguments: the operands'
+// device pointers in declaration order, then the device copy of the tiling.
 #include "acl_device.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
+#include <vector>
 
 namespace al {
 
 namespace {
+
+using aclError = int;
+using aclrtStream = void*;
+using aclrtBinHandle = void*;
+using aclrtFuncHandle = void*;
+
+constexpr aclError kAclSuccess = 0;
+constexpr aclError kAclRepeatInitialize = 100002;
+constexpr int kMemcpyHostToDevice = 1;
+constexpr int kMemcpyDeviceToHost = 2;
+constexpr int kMallocHugeFirst = 0;
+
+// The ACL subset this project calls, resolved once from the loaded library.
+struct AclApi {
+    aclError (*init)(const char*);
+    aclError (*finalize)();
+    aclError (*getDeviceCount)(uint32_t*);
+    aclError (*setDevice)(int32_t);
+    aclError (*resetDevice)(int32_t);
+    const char* (*getSocName)();
+    aclError (*createStream)(aclrtStream*);
+    aclError (*destroyStream)(aclrtStream);
+    aclError (*synchronizeStream)(aclrtStream);
+    aclError (*malloc)(void**, size_t, int);
+    aclError (*free)(void*);
+    aclError (*memcpy)(void*, size_t, const void*, size_t, int);
+    aclError (*binaryLoadFromFile)(const char*, void*, aclrtBinHandle*);
+    aclError (*binaryUnLoad)(aclrtBinHandle);
+    aclError (*binaryGetFunction)(aclrtBinHandle, const char*, aclrtFuncHandle*);
+    aclError (*launchKernel)(aclrtFuncHandle, uint32_t, const void*, size_t, aclrtStream);
+};
+
+AclApi gApi{};
+
+// Resolves every symbol of AclApi; returns the first missing name, or "".
+std::string resolve(void* lib, AclApi* api) {
+    struct Sym {
+        const char* name;
+        void** slot;
+    };
+    const Sym syms[] = {
+        {"aclInit", reinterpret_cast<void**>(&api->init)},
+        {"aclFinalize", reinterpret_cast<void**>(&api->finalize)},
+        {"aclrtGetDeviceCount", reinterpret_cast<void**>(&api->getDeviceCount)},
+        {"aclrtSetDevice", reinterpret_cast<void**>(&api->setDevice)},
+        {"aclrtResetDevice", reinterpret_cast<void**>(&api->resetDevice)},
+        {"aclrtGetSocName", reinterpret_cast<void**>(&api->getSocName)},
+        {"aclrtCreateStream", reinterpret_cast<void**>(&api->createStream)},
+        {"aclrtDestroyStream", reinterpret_cast<void**>(&api->destroyStream)},
+        {"aclrtSynchronizeStream", reinterpret_cast<void**>(&api->synchronizeStream)},
+        {"aclrtMalloc", reinterpret_cast<void**>(&api->malloc)},
+        {"aclrtFree", reinterpret_cast<void**>(&api->free)},
+        {"aclrtMemcpy", reinterpret_cast<void**>(&api->memcpy)},
+        {"aclrtBinaryLoadFromFile", reinterpret_cast<void**>(&api->binaryLoadFromFile)},
+        {"aclrtBinaryUnLoad", reinterpret_cast<void**>(&api->binaryUnLoad)},
+        {"aclrtBinaryGetFunction", reinterpret_cast<void**>(&api->binaryGetFunction)},
+        {"aclrtLaunchKernel", reinterpret_cast<void**>(&api->launchKernel)},
+    };
+    for (const Sym& s : syms) {
+        *s.slot = dlsym(lib, s.name);
+        if (!*s.slot) return s.name;
+    }
+    return "";
+}
+
+std::string aclErr(const char* call, aclError code) {
+    std::string s = std::string(call) + " failed: ACL error " + std::to_string(code);
+    const char* meaning = aclErrorMeaning(code);
+    if (*meaning) s += std::string(" (") + meaning + ")";
+    return s;
+}
+
+bool isFile(const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Kernel directory per SoC family: arch35 (950, dav-3510), arch22 (910B/910_93, dav-2201).
+std::string socArch(const std::string& soc) {
+    if (soc.rfind("Ascend950", 0) == 0) return "arch35";
+    if (soc.rfind("Ascend910B", 0) == 0 || soc.rfind("Ascend910_93", 0) == 0) return "arch22";
+    return "unknown-" + soc;
+}
+
+// Directory of the shared object holding this code (the _core extension).
+std::string selfDir() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&socArch), &info) && info.dli_fname) {
+        std::string f = info.dli_fname;
+        auto slash = f.rfind('/');
+        if (slash != std::string::npos) return f.substr(0, slash);
+    }
+    return ".";
+}
+
+std::string kernelBinaryPath(const std::string& soc) {
+    if (const char* p = std::getenv("ASCEND_LINALG_KERNEL_BIN"); p && *p) return p;
+    return selfDir() + "/kernels/" + socArch(soc) + "/ascend_linalg_kernels.o";
+}
 
 std::vector<std::string> candidatePaths() {
     std::vector<std::string> out;
@@ -25,23 +135,240 @@ std::vector<std::string> candidatePaths() {
 AclDiscovery discover() {
     AclDiscovery d;
     d.searched = candidatePaths();
+    void* lib = nullptr;
+    std::string openErrors;
     for (const auto& path : d.searched) {
-        void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (h) {
+        lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (lib) {
             d.libraryPath = path;
-            d.reason = "found " + path +
-                       ", but this build of ascend_linalg has no NPU device layer yet";
-            dlclose(h);
-            return d;
+            break;
+        }
+        // A file that exists but does not load (missing dependency, wrong
+        // architecture) is worth naming; absent ones are just "not found".
+        if (isFile(path)) {
+            const char* e = dlerror();
+            openErrors += "; " + path + ": " + (e ? e : "dlopen failed");
         }
     }
-    d.reason = "libascendcl.so not found (searched:";
-    for (const auto& p : d.searched) d.reason += " " + p;
-    d.reason += "); install CANN and source set_env.sh, or set ASCEND_LINALG_ACL_LIB";
+    if (!lib) {
+        d.reason = "libascendcl.so not found (searched:";
+        for (const auto& p : d.searched) d.reason += " " + p;
+        d.reason += ")" + openErrors +
+                    "; install CANN and source set_env.sh, or set ASCEND_LINALG_ACL_LIB";
+        return d;
+    }
+    // The library stays loaded for the life of the process: the device uses it.
+    std::string missing = resolve(lib, &gApi);
+    if (!missing.empty()) {
+        d.reason = d.libraryPath + " lacks symbol " + missing +
+                   " (CANN too old for the binary kernel API, or not libascendcl.so)";
+        gApi = AclApi{};
+        return d;
+    }
+    d.runtimeRunsCpuKernels = dlsym(lib, "fakeAclRunsCpuKernels") != nullptr;
+    aclError e = gApi.init(nullptr);
+    if (e != kAclSuccess && e != kAclRepeatInitialize) {
+        d.reason = aclErr("aclInit", e) + " [" + d.libraryPath + "]";
+        return d;
+    }
+    uint32_t count = 0;
+    e = gApi.getDeviceCount(&count);
+    if (e != kAclSuccess) {
+        d.reason = aclErr("aclrtGetDeviceCount", e) + " [" + d.libraryPath + "]";
+        return d;
+    }
+    d.deviceCount = count;
+    if (count == 0) {
+        d.reason = "the Ascend runtime " + d.libraryPath +
+                   " reports 0 devices (no /dev/davinci*: driver not loaded, or not passed into the container)";
+        return d;
+    }
+    const char* soc = gApi.getSocName();
+    d.socName = soc ? soc : "";
+    d.kernelBinary = kernelBinaryPath(d.socName);
+    if (!d.runtimeRunsCpuKernels && !isFile(d.kernelBinary)) {
+        d.reason = std::to_string(count) + " device(s) (SoC " + d.socName +
+                   ") found, but no Ascend C kernel binary at " + d.kernelBinary +
+                   ": this build has no NPU kernels for this SoC (set ASCEND_LINALG_KERNEL_BIN)";
+        return d;
+    }
+    d.usable = true;
     return d;
 }
 
+// Which devices this thread has bound (ACL contexts are per thread).
+thread_local std::vector<int32_t> tlsBound;
+
+class AclDevice final : public Device {
+public:
+    AclDevice(int32_t id, const AclDiscovery& d) : id_(id), disc_(d) {}
+    ~AclDevice() override {
+        if (binary_) gApi.binaryUnLoad(binary_);
+        if (stream_) gApi.destroyStream(stream_);
+        // aclrtResetDevice is left to process exit: other threads may still be bound.
+    }
+
+    alStatus_t open() {
+        alStatus_t st = bindThread();
+        if (st != AL_STATUS_SUCCESS) return st;
+        aclError e = gApi.createStream(&stream_);
+        if (e != kAclSuccess) {
+            stream_ = nullptr;
+            setLastError(aclErr("aclrtCreateStream", e));
+            return AL_STATUS_NOT_INITIALIZED;
+        }
+        return AL_STATUS_SUCCESS;
+    }
+
+    alDeviceKind_t kind() const override { return AL_DEVICE_NPU; }
+    std::string describe() const override {
+        return "NPU " + std::to_string(id_) + " (" + disc_.socName + ") via " + disc_.libraryPath;
+    }
+    uint32_t coreNum() const override {
+        if (const char* v = std::getenv("ASCEND_LINALG_NPU_CORES"); v && std::atoi(v) > 0)
+            return static_cast<uint32_t>(std::atoi(v));
+        return socArch(disc_.socName) == "arch22" ? 24u : 32u;
+    }
+    bool sharesHostMemory() const override { return false; }
+
+    alStatus_t malloc(void** ptr, size_t bytes) override {
+        alStatus_t st = bindThread();
+        if (st != AL_STATUS_SUCCESS) return st;
+        *ptr = nullptr;
+        aclError e = gApi.malloc(ptr, bytes, kMallocHugeFirst);
+        if (e != kAclSuccess) {
+            *ptr = nullptr;
+            setLastError(aclErr(("aclrtMalloc(" + std::to_string(bytes) + " bytes)").c_str(), e));
+            return AL_STATUS_ALLOC_FAILED;
+        }
+        return AL_STATUS_SUCCESS;
+    }
+    alStatus_t free(void* ptr) override {
+        if (!ptr) return AL_STATUS_SUCCESS;
+        aclError e = gApi.free(ptr);
+        if (e != kAclSuccess) {
+            setLastError(aclErr("aclrtFree", e));
+            return AL_STATUS_INTERNAL_ERROR;
+        }
+        return AL_STATUS_SUCCESS;
+    }
+    alStatus_t copyToDevice(void* dst, const void* src, size_t bytes) override {
+        return copy(dst, src, bytes, kMemcpyHostToDevice, "aclrtMemcpy(host to device");
+    }
+    alStatus_t copyToHost(void* dst, const void* src, size_t bytes) override {
+        return copy(dst, src, bytes, kMemcpyDeviceToHost, "aclrtMemcpy(device to host");
+    }
+
+    alStatus_t launch(const KernelDesc& kernel, uint32_t numBlocks, void* const* args, int numArgs,
+                      const void* tiling, size_t tilingBytes) override {
+        alStatus_t st = bindThread();
+        if (st != AL_STATUS_SUCCESS) return st;
+        aclrtFuncHandle fn = nullptr;
+        if ((st = function(kernel.name, &fn)) != AL_STATUS_SUCCESS) return st;
+        // The tiling struct travels as the last GM_ADDR argument.
+        void* devTiling = nullptr;
+        if ((st = malloc(&devTiling, tilingBytes ? tilingBytes : 1)) != AL_STATUS_SUCCESS) return st;
+        struct Free {
+            AclDevice* d;
+            void* p;
+            ~Free() { d->free(p); }
+        } freeTiling{this, devTiling};
+        if (tilingBytes && (st = copyToDevice(devTiling, tiling, tilingBytes)) != AL_STATUS_SUCCESS) return st;
+        std::vector<void*> argv(args, args + numArgs);
+        argv.push_back(devTiling);
+        aclError e;
+        {
+            std::lock_guard<std::mutex> g(streamMu_);
+            e = gApi.launchKernel(fn, numBlocks, argv.data(), argv.size() * sizeof(void*), stream_);
+            if (e != kAclSuccess) {
+                setLastError(aclErr((std::string("aclrtLaunchKernel(") + kernel.name + ", " +
+                                     std::to_string(numBlocks) + " blocks)").c_str(), e));
+                return AL_STATUS_EXECUTION_FAILED;
+            }
+            e = gApi.synchronizeStream(stream_);
+        }
+        if (e != kAclSuccess) {
+            setLastError(aclErr((std::string("aclrtSynchronizeStream after ") + kernel.name).c_str(), e));
+            return AL_STATUS_EXECUTION_FAILED;
+        }
+        return AL_STATUS_SUCCESS;
+    }
+
+private:
+    alStatus_t bindThread() {
+        for (int32_t b : tlsBound)
+            if (b == id_) return AL_STATUS_SUCCESS;
+        aclError e = gApi.setDevice(id_);
+        if (e != kAclSuccess) {
+            setLastError(aclErr(("aclrtSetDevice(" + std::to_string(id_) + ")").c_str(), e));
+            return AL_STATUS_NOT_INITIALIZED;
+        }
+        tlsBound.push_back(id_);
+        return AL_STATUS_SUCCESS;
+    }
+
+    alStatus_t copy(void* dst, const void* src, size_t bytes, int kind, const char* what) {
+        if (bytes == 0) return AL_STATUS_SUCCESS;
+        alStatus_t st = bindThread();
+        if (st != AL_STATUS_SUCCESS) return st;
+        aclError e = gApi.memcpy(dst, bytes, src, bytes, kind);
+        if (e != kAclSuccess) {
+            setLastError(aclErr((std::string(what) + ", " + std::to_string(bytes) + " bytes)").c_str(), e));
+            return AL_STATUS_MAPPING_ERROR;
+        }
+        return AL_STATUS_SUCCESS;
+    }
+
+    // Loads the kernel binary on first use and caches one handle per kernel name.
+    alStatus_t function(const char* name, aclrtFuncHandle* fn) {
+        std::lock_guard<std::mutex> g(binMu_);
+        if (!binary_) {
+            aclError e = gApi.binaryLoadFromFile(disc_.kernelBinary.c_str(), nullptr, &binary_);
+            if (e != kAclSuccess) {
+                binary_ = nullptr;
+                setLastError(aclErr(("aclrtBinaryLoadFromFile(" + disc_.kernelBinary + ")").c_str(), e));
+                return AL_STATUS_ARCH_MISMATCH;
+            }
+        }
+        auto it = funcs_.find(name);
+        if (it != funcs_.end()) {
+            *fn = it->second;
+            return AL_STATUS_SUCCESS;
+        }
+        aclError e = gApi.binaryGetFunction(binary_, name, fn);
+        if (e != kAclSuccess || !*fn) {
+            setLastError(aclErr((std::string("aclrtBinaryGetFunction(") + name + ") in " + disc_.kernelBinary).c_str(),
+                                e));
+            return AL_STATUS_ARCH_MISMATCH;
+        }
+        funcs_.emplace(name, *fn);
+        return AL_STATUS_SUCCESS;
+    }
+
+    int32_t id_;
+    const AclDiscovery& disc_;
+    aclrtStream stream_ = nullptr;
+    std::mutex streamMu_;
+    std::mutex binMu_;
+    aclrtBinHandle binary_ = nullptr;
+    std::map<std::string, aclrtFuncHandle> funcs_;
+};
+
 }  // namespace
+
+const char* aclErrorMeaning(int code) {
+    switch (code) {
+        case 100000: return "ACL_ERROR_INVALID_PARAM: an argument the runtime rejected";
+        case 100002: return "ACL_ERROR_REPEAT_INITIALIZE: already initialised";
+        case 107001: return "invalid device id";
+        case 207001: return "device memory allocation failed (out of device memory?)";
+        case 207004: return "no device: driver not loaded, or /dev/davinci* not passed into the container";
+        case 507008: return "SoC version error, often inside containers (driver/toolkit cannot identify the chip)";
+        case 507033: return "device setup error: driver, toolkit and OPP versions do not match";
+        case 507899: return "driver internal error";
+        default: return "";
+    }
+}
 
 const AclDiscovery& discoverAcl() {
     static std::once_flag once;
@@ -50,10 +377,23 @@ const AclDiscovery& discoverAcl() {
     return *cached;
 }
 
-std::unique_ptr<Device> openAclDevice(int32_t, std::string* why) {
+std::unique_ptr<Device> openAclDevice(int32_t deviceId, std::string* why) {
     const AclDiscovery& d = discoverAcl();
-    if (why) *why = d.reason;
-    return nullptr;
+    if (!d.usable) {
+        if (why) *why = d.reason;
+        return nullptr;
+    }
+    if (deviceId < 0 || static_cast<uint32_t>(deviceId) >= d.deviceCount) {
+        if (why) *why = "NPU " + std::to_string(deviceId) + " does not exist (" + std::to_string(d.deviceCount) +
+                        " device(s))";
+        return nullptr;
+    }
+    auto dev = std::make_unique<AclDevice>(deviceId, d);
+    if (dev->open() != AL_STATUS_SUCCESS) {
+        if (why) *why = lastErrorCStr();
+        return nullptr;
+    }
+    return dev;
 }
 
 }  // namespace al

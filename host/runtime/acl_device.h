@@ -18,11 +18,21 @@ struct AclDiscovery {
     uint32_t deviceCount = 0;
     std::string socName;
     std::string reason;           // why not usable (empty when usable)
+    std::string kernelBinary;     // the Ascend C kernel binary launches look kernels up in
+    bool runtimeRunsCpuKernels = false;  // the fake runtime (tests): kernels built in, no binary needed
 };
+
+// ACL error code -> what it usually means (ascend-facts.md); "" when unknown.
+const char* aclErrorMeaning(int code);
 
 // Search order: $ASCEND_LINALG_ACL_LIB, $ASCEND_HOME_PATH/lib64,
 // $ASCEND_TOOLKIT_HOME/lib64, /usr/local/Ascend/cann/lib64,
-// /usr/local/Ascend/ascend-toolkit/latest/lib64. Result cached per process.
+// /usr/local/Ascend/ascend-toolkit/latest/lib64; the first that dlopens is the
+// one used. Then aclInit (100002, already initialised, counts as success),
+// aclrtGetDeviceCount and aclrtGetSocName. Usable when every symbol resolves,
+// init works, at least one device is present and kernels can be found
+// ($ASCEND_LINALG_KERNEL_BIN, else kernels/<arch>/ascend_linalg_kernels.o next
+// to the library holding this code). Result cached per process.
 const AclDiscovery& discoverAcl();
 
 // A device for NPU `deviceId`, or nullptr with *why set.

@@ -1,0 +1,398 @@
+// libascendcl (fake): the subset of the ACL runtime API that ascend_linalg
+// calls, over host memory, strict enough to catch staging mistakes.
+//
+// - Device memory is host memory the fake tracks: frees of unknown pointers,
+//   copies that touch anything outside one live allocation, a copy kind that
+//   does not match where the pointers live, and kernel arguments that are not
+//   device memory all return ACL_ERROR_INVALID_PARAM (100000). Fresh
+//   allocations are filled with 0xCD so a kernel that reads memory the host
+//   never wrote gives visibly wrong results.
+// - The "kernel binary" is built in: aclrtBinaryGetFunction finds the kernel
+//   by name in fake_kernels.def and aclrtLaunchKernel runs its CPU entry for
+//   blocks 0..numBlocks-1, one after another, with the device copy of the
+//   tiling (the last argument).
+// - Environment: FAKE_ACL_DEVICE_COUNT (default 1), FAKE_ACL_SOC (default
+//   Ascend950PR_9599), FAKE_ACL_FAIL (injected failures, see parseFail).
+// - Extra C functions for tests (ctypes): fakeAclStat(name), fakeAclReset(),
+//   fakeAclSetFail(spec), fakeAclKernelCount(), fakeAclKernelName(i).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#define FAKE_API extern "C" __attribute__((visibility("default")))
+
+using aclError = int;
+using KernelEntry = void (*)(uint32_t, uint32_t, void* const*, const void*);
+
+#include "kernels/csymm/csymm_kernel.h"
+#include "kernels/spmv/spmv_kernel.h"
+#include "kernels/spmv/spmv_kernel_merge.h"
+
+namespace {
+
+constexpr aclError kSuccess = 0;
+constexpr aclError kInvalidParam = 100000;
+constexpr aclError kUninitialize = 100001;
+constexpr aclError kRepeatInitialize = 100002;
+constexpr aclError kInvalidDevice = 107001;
+constexpr aclError kMemoryAllocation = 207001;
+constexpr aclError kDriverInternal = 507899;
+
+struct Kernel {
+    const char* name;
+    KernelEntry entry;
+};
+
+const Kernel kKernels[] = {
+#define FAKE_KERNEL(name, fn) {name, &al::fn},
+#include "fake_kernels.def"
+#undef FAKE_KERNEL
+};
+
+// One injected failure: the `nth` call (1-based since the last reset) of an
+// operation fails with `code`; nth == 0 means every call.
+struct Fail {
+    bool on = false;
+    uint64_t nth = 0;
+    aclError code = 0;
+};
+
+struct State {
+    std::mutex mu;
+    bool initialised = false;
+    std::map<uintptr_t, size_t> allocs;  // base -> bytes
+    std::set<void*> streams;
+    std::map<std::string, uint64_t> stats;
+    std::map<std::string, Fail> fails;    // "init", "malloc", "memcpy", "launch", "sync", "setdevice"
+    std::map<std::string, uint64_t> calls;
+    bool failParsed = false;
+};
+
+State& st() {
+    static State* s = new State;  // never destroyed: callers may run at exit
+    return *s;
+}
+
+// Spec: comma-separated items, each `op`, `op:N` (the Nth call fails) or, for
+// init/setdevice/count, `op:CODE` (aclInit/... returns CODE). Codes >= 1000
+// are codes; smaller numbers are call counts. Unknown items are ignored.
+void parseFail(State& s, const char* spec) {
+    s.fails.clear();
+    s.failParsed = true;
+    if (!spec) return;
+    std::string all(spec);
+    size_t pos = 0;
+    while (pos <= all.size()) {
+        size_t end = all.find_first_of(",|", pos);
+        if (end == std::string::npos) end = all.size();
+        std::string item = all.substr(pos, end - pos);
+        pos = end + 1;
+        if (item.empty()) continue;
+        Fail f;
+        f.on = true;
+        std::string op = item;
+        auto colon = item.find(':');
+        if (colon != std::string::npos) {
+            op = item.substr(0, colon);
+            long long v = std::atoll(item.c_str() + colon + 1);
+            if (v >= 1000) f.code = static_cast<aclError>(v);
+            else if (v > 0) f.nth = static_cast<uint64_t>(v);
+        }
+        if (!f.code) {
+            if (op == "malloc") f.code = kMemoryAllocation;
+            else if (op == "init" || op == "count") f.code = 507033;
+            else if (op == "setdevice") f.code = kInvalidDevice;
+            else f.code = kDriverInternal;
+        }
+        s.fails[op] = f;
+    }
+}
+
+// Counts a call of `op` and returns the injected failure code, or 0.
+aclError injected(State& s, const char* op) {
+    if (!s.failParsed) parseFail(s, std::getenv("FAKE_ACL_FAIL"));
+    uint64_t n = ++s.calls[op];
+    auto it = s.fails.find(op);
+    if (it == s.fails.end() || !it->second.on) return 0;
+    if (it->second.nth == 0 || it->second.nth == n) {
+        ++s.stats["injected_failures"];
+        return it->second.code;
+    }
+    return 0;
+}
+
+uint32_t deviceCount() {
+    const char* v = std::getenv("FAKE_ACL_DEVICE_COUNT");
+    if (!v || !*v) return 1;
+    long n = std::atol(v);
+    return n < 0 ? 0u : static_cast<uint32_t>(n);
+}
+
+// The live allocation that holds [p, p + bytes), or allocs.end().
+std::map<uintptr_t, size_t>::iterator findRange(State& s, const void* p, size_t bytes) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    auto it = s.allocs.upper_bound(a);
+    if (it == s.allocs.begin()) return s.allocs.end();
+    --it;
+    if (a < it->first || a - it->first > it->second || bytes > it->second - (a - it->first)) return s.allocs.end();
+    return it;
+}
+
+bool isDevice(State& s, const void* p) { return findRange(s, p, 0) != s.allocs.end(); }
+
+}  // namespace
+
+// ---- ACL API subset (signatures as in hicann/runtime include/external/acl) ----
+
+FAKE_API aclError aclInit(const char*) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (aclError e = injected(s, "init")) return e;
+    if (s.initialised) return kRepeatInitialize;
+    s.initialised = true;
+    ++s.stats["inits"];
+    return kSuccess;
+}
+
+FAKE_API aclError aclFinalize() {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!s.initialised) return kUninitialize;
+    s.initialised = false;
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtGetDeviceCount(uint32_t* count) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!count) return kInvalidParam;
+    if (aclError e = injected(s, "count")) return e;
+    *count = deviceCount();
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtSetDevice(int32_t id) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!s.initialised) return kUninitialize;
+    if (aclError e = injected(s, "setdevice")) return e;
+    if (id < 0 || static_cast<uint32_t>(id) >= deviceCount()) return kInvalidDevice;
+    ++s.stats["set_device"];
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtResetDevice(int32_t id) {
+    if (id < 0 || static_cast<uint32_t>(id) >= deviceCount()) return kInvalidDevice;
+    return kSuccess;
+}
+
+FAKE_API const char* aclrtGetSocName() {
+    const char* v = std::getenv("FAKE_ACL_SOC");
+    return v && *v ? v : "Ascend950PR_9599";
+}
+
+FAKE_API aclError aclrtCreateStream(void** stream) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!stream) return kInvalidParam;
+    if (!s.initialised) return kUninitialize;
+    *stream = new int(0);
+    s.streams.insert(*stream);
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtDestroyStream(void* stream) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!s.streams.erase(stream)) return kInvalidParam;
+    delete static_cast<int*>(stream);
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtSynchronizeStream(void* stream) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!s.streams.count(stream)) return kInvalidParam;
+    if (aclError e = injected(s, "sync")) return e;
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtMalloc(void** ptr, size_t size, int /*policy*/) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!ptr || size == 0) return kInvalidParam;
+    if (!s.initialised) return kUninitialize;
+    if (aclError e = injected(s, "malloc")) return e;
+    size_t rounded = (size + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) return kMemoryAllocation;
+    std::memset(p, 0xCD, rounded);
+    *ptr = p;
+    s.allocs.emplace(reinterpret_cast<uintptr_t>(p), size);
+    ++s.stats["mallocs"];
+    ++s.stats["outstanding"];
+    s.stats["outstanding_bytes"] += size;
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtFree(void* ptr) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    auto it = s.allocs.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == s.allocs.end()) {
+        ++s.stats["bad_calls"];
+        return kInvalidParam;
+    }
+    s.stats["outstanding_bytes"] -= it->second;
+    s.allocs.erase(it);
+    std::free(ptr);
+    ++s.stats["frees"];
+    --s.stats["outstanding"];
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, int kind) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!dst || !src || count > destMax) {
+        ++s.stats["bad_calls"];
+        return kInvalidParam;
+    }
+    bool srcDev, dstDev;
+    switch (kind) {
+        case 0: srcDev = false; dstDev = false; break;  // HOST_TO_HOST
+        case 1: srcDev = false; dstDev = true; break;   // HOST_TO_DEVICE
+        case 2: srcDev = true; dstDev = false; break;   // DEVICE_TO_HOST
+        case 3: srcDev = true; dstDev = true; break;    // DEVICE_TO_DEVICE
+        default: ++s.stats["bad_calls"]; return kInvalidParam;
+    }
+    // A device side must lie inside one allocation; a host side must not be device memory.
+    bool ok = (dstDev ? findRange(s, dst, count) != s.allocs.end() : !isDevice(s, dst)) &&
+              (srcDev ? findRange(s, src, count) != s.allocs.end() : !isDevice(s, src));
+    if (!ok) {
+        ++s.stats["bad_calls"];
+        return kInvalidParam;
+    }
+    if (aclError e = injected(s, "memcpy")) return e;
+    std::memmove(dst, src, count);
+    if (kind == 1) { s.stats["bytes_h2d"] += count; ++s.stats["copies_h2d"]; }
+    if (kind == 2) { s.stats["bytes_d2h"] += count; ++s.stats["copies_d2h"]; }
+    if (kind == 3) s.stats["bytes_d2d"] += count;
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtBinaryLoadFromFile(const char* path, void* /*options*/, void** handle) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!path || !handle) return kInvalidParam;
+    static int binary = 0;  // the kernels are built in; the file is not read
+    *handle = &binary;
+    ++s.stats["binary_loads"];
+    return kSuccess;
+}
+
+FAKE_API aclError aclrtBinaryUnLoad(void* handle) { return handle ? kSuccess : kInvalidParam; }
+
+FAKE_API aclError aclrtBinaryGetFunction(void* binary, const char* name, void** func) {
+    if (!binary || !name || !func) return kInvalidParam;
+    for (const Kernel& k : kKernels) {
+        if (k.entry && std::strcmp(k.name, name) == 0) {
+            *func = const_cast<Kernel*>(&k);
+            return kSuccess;
+        }
+    }
+    return kInvalidParam;
+}
+
+FAKE_API aclError aclrtLaunchKernel(void* func, uint32_t numBlocks, const void* argsData, size_t argsSize,
+                                    void* stream) {
+    State& s = st();
+    const Kernel* k = static_cast<const Kernel*>(func);
+    std::vector<void*> args;
+    {
+        std::lock_guard<std::mutex> g(s.mu);
+        bool known = false;
+        for (const Kernel& kk : kKernels) known |= (&kk == k);
+        if (!known || !k->entry || numBlocks == 0 || !argsData || argsSize < sizeof(void*) ||
+            argsSize % sizeof(void*) || !s.streams.count(stream)) {
+            ++s.stats["bad_calls"];
+            return kInvalidParam;
+        }
+        args.resize(argsSize / sizeof(void*));
+        std::memcpy(args.data(), argsData, argsSize);
+        // Every argument a kernel may dereference must be device memory (null: unused).
+        for (void* a : args) {
+            if (a && !isDevice(s, a)) {
+                ++s.stats["bad_calls"];
+                return kInvalidParam;
+            }
+        }
+        if (!args.back()) {
+            ++s.stats["bad_calls"];
+            return kInvalidParam;  // the tiling
+        }
+        if (aclError e = injected(s, "launch")) return e;
+        ++s.stats["launches"];
+        s.stats["blocks"] += numBlocks;
+    }
+    const void* tiling = args.back();
+    for (uint32_t b = 0; b < numBlocks; ++b) k->entry(b, numBlocks, args.data(), tiling);
+    return kSuccess;
+}
+
+// ---- test hooks ----
+
+// Marker that discovery looks for: kernels run from this library, no binary file needed.
+FAKE_API int fakeAclRunsCpuKernels() { return 1; }
+
+// Named counters: bytes_h2d, bytes_d2h, bytes_d2d, copies_h2d, copies_d2h,
+// mallocs, frees, outstanding, outstanding_bytes, launches, blocks, inits,
+// set_device, binary_loads, bad_calls, injected_failures. Unknown names: 0.
+FAKE_API uint64_t fakeAclStat(const char* name) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    auto it = s.stats.find(name ? name : "");
+    return it == s.stats.end() ? 0 : it->second;
+}
+
+// Zero the counters (live allocations stay, and stay counted) and the call
+// counts behind `op:N` failures; re-read FAKE_ACL_FAIL.
+FAKE_API void fakeAclReset() {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    uint64_t outstanding = s.stats["outstanding"], bytes = s.stats["outstanding_bytes"];
+    s.stats.clear();
+    s.stats["outstanding"] = outstanding;
+    s.stats["outstanding_bytes"] = bytes;
+    s.calls.clear();
+    s.failParsed = false;
+}
+
+// Replace the injected failures (FAKE_ACL_FAIL syntax; "" or NULL: none) and
+// restart the call counts.
+FAKE_API void fakeAclSetFail(const char* spec) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    parseFail(s, spec);
+    s.calls.clear();
+}
+
+// Kernels in the built-in "binary" (fake_kernels.def).
+FAKE_API int fakeAclKernelCount() {
+    int n = 0;
+    for (const Kernel& k : kKernels) n += k.entry != nullptr;
+    return n;
+}
+
+FAKE_API const char* fakeAclKernelName(int i) {
+    for (const Kernel& k : kKernels) {
+        if (!k.entry) continue;
+        if (i-- == 0) return k.name;
+    }
+    return nullptr;
+}

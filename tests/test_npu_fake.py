@@ -1,0 +1,308 @@
+"""The NPU path end to end on the fake ACL runtime (docs/npu.md).
+
+Discovery is cached per process, so every case that needs a particular
+environment runs in a subprocess with ASCEND_LINALG_ACL_LIB (and FAKE_ACL_*)
+set before ascend_linalg is imported.
+"""
+import ctypes
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ascend_linalg.testing import fake_acl_path
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FAKE = fake_acl_path()
+
+
+def run(code, **env):
+    """Run `code` in a fresh interpreter; it prints one JSON value, returned here."""
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("ASCEND_", "FAKE_ACL_"))}
+    e.update({k: str(v) for k, v in env.items()})
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+INFO = """
+import json, ascend_linalg
+from ascend_linalg import _core, _routing
+info = _core.acl_info()
+info["route"] = _routing.route("csymm")
+print(json.dumps(info))
+"""
+
+
+# ---- discovery -------------------------------------------------------------
+
+def test_fake_makes_npu_usable_and_auto_routes_to_it():
+    info = run(INFO, ASCEND_LINALG_ACL_LIB=FAKE)
+    assert info["usable"], info["reason"]
+    assert info["library"] == FAKE
+    assert info["device_count"] == 1 and info["soc"] == "Ascend950PR_9599"
+    assert info["route"] == "npu"
+
+
+def test_discovery_order(tmp_path):
+    homes = {}
+    for name in ("home", "toolkit"):
+        lib = tmp_path / name / "lib64"
+        lib.mkdir(parents=True)
+        (lib / "libascendcl.so").symlink_to(FAKE)
+        homes[name] = str(tmp_path / name)
+    both = dict(ASCEND_HOME_PATH=homes["home"], ASCEND_TOOLKIT_HOME=homes["toolkit"])
+    info = run(INFO, ASCEND_LINALG_ACL_LIB=FAKE, **both)
+    assert info["library"] == FAKE
+    assert info["searched"][:3] == [FAKE, homes["home"] + "/lib64/libascendcl.so",
+                                    homes["toolkit"] + "/lib64/libascendcl.so"]
+    assert run(INFO, **both)["library"] == homes["home"] + "/lib64/libascendcl.so"
+    info = run(INFO, ASCEND_HOME_PATH=str(tmp_path / "nowhere"), ASCEND_TOOLKIT_HOME=homes["toolkit"])
+    assert info["library"] == homes["toolkit"] + "/lib64/libascendcl.so" and info["usable"]
+
+
+def test_no_library_reason_and_explicit_npu_error():
+    code = INFO.replace('print(json.dumps(info))', """
+from ascend_linalg import use_backend, BackendUnavailableError
+from ascend_linalg.linalg.blas import csymm
+import numpy as np
+a = np.eye(2, dtype=np.complex64)
+try:
+    with use_backend("npu"):
+        csymm(1, a, a)
+    info["error"] = None
+except BackendUnavailableError as exc:
+    info["error"] = str(exc)
+print(json.dumps(info))""")
+    info = run(code, ASCEND_LINALG_ACL_LIB="/nonexistent/libascendcl.so")
+    assert not info["usable"] and info["route"] == "scipy"
+    assert "not found" in info["reason"] and "/nonexistent/libascendcl.so" in info["reason"]
+    assert info["error"] and "not found" in info["error"]
+
+
+def test_missing_symbol(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build a stub runtime")
+    src = tmp_path / "stub.c"
+    src.write_text("int aclInit(const char* p) { (void)p; return 0; }\n")
+    lib = tmp_path / "libascendcl.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    info = run(INFO, ASCEND_LINALG_ACL_LIB=lib)
+    assert not info["usable"]
+    assert "lacks symbol aclFinalize" in info["reason"], info["reason"]
+
+
+@pytest.mark.parametrize("code, words", [
+    (507033, "driver, toolkit and OPP versions do not match"),
+    (507008, "SoC version"),
+    (207004, "no device"),
+])
+def test_init_error_codes(code, words):
+    info = run(INFO, ASCEND_LINALG_ACL_LIB=FAKE, FAKE_ACL_FAIL=f"init:{code}")
+    assert not info["usable"] and info["route"] == "scipy"
+    assert f"aclInit failed: ACL error {code}" in info["reason"] and words in info["reason"]
+
+
+def test_zero_devices():
+    info = run(INFO, ASCEND_LINALG_ACL_LIB=FAKE, FAKE_ACL_DEVICE_COUNT=0)
+    assert not info["usable"] and info["device_count"] == 0
+    assert "0 devices" in info["reason"]
+
+
+def test_every_host_kernel_is_in_the_fake():
+    lib = ctypes.CDLL(FAKE)
+    lib.fakeAclKernelName.restype = ctypes.c_char_p
+    have = {lib.fakeAclKernelName(i).decode() for i in range(lib.fakeAclKernelCount())}
+    used = set()
+    for f in (ROOT / "host").glob("*_host.cpp"):
+        used |= set(re.findall(r'KernelDesc\s+\w+\s*\{\s*"(\w+)"', f.read_text()))
+    assert used and used <= have, f"add to fake_acl/fake_kernels.def: {sorted(used - have)}"
+
+
+def test_fake_rejects_bad_pointers_and_kinds():
+    lib = ctypes.CDLL(FAKE)
+    lib.aclInit(None)
+    p = ctypes.c_void_p()
+    assert lib.aclrtMalloc(ctypes.byref(p), ctypes.c_size_t(64), 0) == 0
+    host = ctypes.create_string_buffer(128)
+    memcpy = lib.aclrtMemcpy
+    memcpy.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    assert memcpy(p, 64, host, 64, 1) == 0
+    assert memcpy(p, 128, host, 65, 1) == 100000          # past the allocation
+    assert memcpy(host, 64, p, 64, 1) == 100000           # wrong kind
+    assert memcpy(p, 64, host, 64, 7) == 100000           # unknown kind
+    lib.aclrtFree.argtypes = [ctypes.c_void_p]
+    assert lib.aclrtFree(ctypes.c_void_p(0x1234)) == 100000
+    assert lib.aclrtFree(p) == 0
+    assert lib.aclrtFree(p) == 100000                     # double free
+
+
+# ---- results, transfers and failures on the fake NPU ------------------------
+
+CHECKS = r"""
+import ctypes, json
+import numpy as np
+from ascend_linalg import _core
+from ascend_linalg.testing import fake_acl_path
+fake = ctypes.CDLL(fake_acl_path())
+fake.fakeAclStat.restype = ctypes.c_uint64
+stat = lambda n: int(fake.fakeAclStat(n.encode()))
+rng = np.random.default_rng(1)
+out = {}
+
+def cplx(*shape):
+    return np.asfortranarray((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64))
+
+# csymm: npu == cpu bit for bit (same tiling: ASCEND_LINALG_NPU_CORES == threads)
+same = []
+for side in (0, 1):
+    for lower in (0, 1):
+        for alpha, beta in ((0.5 - 1j, 2 + 0.5j), (1, 0), (0, 3j), (2j, 1)):
+            m, n = 37, 23
+            k = n if side else m
+            a, b, c = cplx(k, k), cplx(m, n), cplx(m, n)
+            c_cpu, c_npu = c.copy(order="F"), c.copy(order="F")
+            _core.csymm("cpu", side, lower, alpha, a, b, beta, c_cpu)
+            _core.csymm("npu", side, lower, alpha, a, b, beta, c_npu)
+            same.append(bool(np.array_equal(c_cpu, c_npu)) and not np.array_equal(c_npu, c))
+out["csymm_same"] = same
+
+# csymm bytes: beta == 0 never uploads C; C comes back once.
+m, n = 40, 30
+a, b = cplx(m, m), cplx(m, n)
+traffic = []
+for beta in (0, 1 + 1j):
+    c = cplx(m, n)
+    fake.fakeAclReset()
+    _core.csymm("npu", 0, 0, 1.5, a, b, beta, c)
+    traffic.append((stat("bytes_h2d"), stat("bytes_d2h"), stat("launches"), stat("outstanding")))
+out["csymm_traffic"] = traffic
+out["csymm_sizes"] = [a.nbytes, b.nbytes, m * n * 8]
+
+# SpMV: npu == cpu for N/T, several dtypes, 2-D X and strided Y.
+import scipy.sparse as sp
+S = sp.random(300, 200, density=0.05, format="csr", random_state=3)
+spmv_same = []
+for dtype in (np.float64, np.float32, np.complex64, np.complex128, np.int64):
+    A = S.astype(dtype)
+    if dtype == np.int64:
+        A.data = rng.integers(-5, 5, A.nnz).astype(np.int64)
+    for trans in (False, True):
+        for ncols in (1, 3):
+            rows, cols = A.shape
+            xl, yl = (rows, cols) if trans else (cols, rows)
+            x = (rng.standard_normal((xl, ncols)) * 4).astype(dtype)
+            ybase = (rng.standard_normal((yl, 2 * ncols)) * 4).astype(dtype)
+            for beta in (0, 2):
+                ys = {}
+                for dev in ("cpu", "npu"):
+                    y = ybase.copy()
+                    view = y[:, ::2]   # strided: the gaps must survive
+                    _core.spmv(dev, trans, np.array([3], dtype), A.indptr, A.indices, A.data,
+                               rows, cols, x, np.array([beta], dtype), view)
+                    ys[dev] = y
+                spmv_same.append(bool(np.array_equal(ys["cpu"], ys["npu"])) and
+                                 bool(np.array_equal(ys["npu"][:, 1::2], ybase[:, 1::2])))
+out["spmv_same"] = spmv_same
+
+# SpMV bytes: contiguous y, beta == 0 vs 1.
+A = S.astype(np.float64)
+x = rng.standard_normal(200)
+traffic = []
+for beta in (0.0, 1.0):
+    y = rng.standard_normal(300)
+    fake.fakeAclReset()
+    _core.spmv("npu", False, np.array([1.0]), A.indptr, A.indices, A.data, 300, 200, x,
+               np.array([beta]), y)
+    traffic.append((stat("bytes_h2d"), stat("bytes_d2h"), stat("launches"), stat("outstanding")))
+out["spmv_traffic"] = traffic
+out["spmv_sizes"] = [A.indptr.nbytes + A.indices.nbytes + A.data.nbytes + x.nbytes, 300 * 8]
+
+# Injected failures: clear exception, output untouched, nothing left allocated.
+fails = {}
+for spec in ("malloc:1", "malloc:3", "memcpy:2", "memcpy:5", "launch", "sync"):
+    for op in ("csymm", "spmv"):
+        fake.fakeAclSetFail(spec.encode())
+        if op == "csymm":
+            a, b, c = cplx(20, 20), cplx(20, 10), cplx(20, 10)
+            before = c.copy(order="F")
+            call = lambda: _core.csymm("npu", 0, 1, 1 - 1j, a, b, 0.5, c)
+            target = c
+        else:
+            y, xt = rng.standard_normal(200), rng.standard_normal(300)
+            before, target = y.copy(), y
+            call = lambda: _core.spmv("npu", True, np.array([1.0]), A.indptr, A.indices, A.data, 300, 200,
+                                      xt, np.array([0.5]), y)
+        try:
+            call()
+            err = None
+        except Exception as exc:
+            err = f"{type(exc).__name__}: {exc}"
+        fails[f"{op} {spec}"] = [err, bool(np.array_equal(target, before)), stat("outstanding"),
+                                 stat("injected_failures") > 0]
+        fake.fakeAclSetFail(b"")
+        fake.fakeAclReset()
+out["fails"] = fails
+out["bad_calls"] = stat("bad_calls")
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def checks():
+    return run(CHECKS, ASCEND_LINALG_ACL_LIB=FAKE, ASCEND_LINALG_NUM_THREADS=4, ASCEND_LINALG_NPU_CORES=4)
+
+
+def test_csymm_npu_matches_cpu(checks):
+    assert all(checks["csymm_same"]), checks["csymm_same"]
+
+
+def test_spmv_npu_matches_cpu(checks):
+    assert all(checks["spmv_same"]), checks["spmv_same"]
+
+
+def test_csymm_bytes_moved(checks):
+    a, b, c = checks["csymm_sizes"]
+    (h2d0, d2h0, launches0, left0), (h2d1, d2h1, launches1, left1) = checks["csymm_traffic"]
+    assert launches0 == launches1 == 1 and left0 == left1 == 0
+    assert d2h0 == d2h1 == c                    # C comes back once
+    tiling = h2d0 - a - b                       # beta == 0: A, B and the tiling only
+    assert 0 < tiling < 512
+    assert h2d1 == a + b + c + tiling           # beta != 0 also uploads C
+
+
+def test_spmv_bytes_moved(checks):
+    structure_and_x, y = checks["spmv_sizes"]
+    (h2d0, d2h0, launches0, left0), (h2d1, d2h1, launches1, left1) = checks["spmv_traffic"]
+    assert left0 == left1 == 0 and launches0 == launches1
+    assert d2h0 == d2h1 == y + 4                # Y and the status word
+    assert h2d1 - h2d0 == y                     # beta != 0 uploads Y
+    # structure, X, the zeroed status line (64 bytes) and one tiling per launch
+    assert 0 < h2d0 - structure_and_x - 64 < 512 * launches0
+
+
+@pytest.mark.parametrize("spec", ["malloc:1", "malloc:3", "memcpy:2", "memcpy:5", "launch", "sync"])
+@pytest.mark.parametrize("op", ["csymm", "spmv"])
+def test_injected_failure(checks, op, spec):
+    err, untouched, outstanding, injected = checks["fails"][f"{op} {spec}"]
+    assert injected, "the failure was never reached"
+    assert err is not None
+    if spec.startswith("malloc"):
+        assert err.startswith("MemoryError")
+    else:
+        assert "ACL error 507899" in err and "driver internal error" in err, err
+    assert untouched, "the caller's output changed although the call failed"
+    assert outstanding == 0, "device memory leaked"
+
+
+def test_no_invalid_calls_reached_the_fake(checks):
+    assert checks["bad_calls"] == 0
