@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Build the extension with AddressSanitizer + UndefinedBehaviorSanitizer in its
+# own build tree (build-asan/, never the editable build) and run the test suite
+# against it. Usage:
+#
+#   .ci/sanitize.sh [pytest args...]     # default: the whole tests/ directory
+#
+# Environment:
+#   PYTHON       interpreter with numpy, scipy, pytest, hypothesis, meson, ninja and
+#                pybind11 importable. Default: a fresh venv at $ASAN_VENV
+#                (/tmp/asan-venv) filled from requirements-dev.txt.
+#                An interpreter whose site-packages hold an *editable* install of
+#                this project would import that instead: use a base interpreter
+#                with PYTHONPATH=<that venv's site-packages> (.pth files in
+#                PYTHONPATH are not processed, so the editable hook stays off).
+#   ASAN_BUILD   build tree (default build/asan)
+#   ASAN_STAGE   where the sanitized package is assembled (default /tmp/asan-stage)
+#   SANITIZE     meson b_sanitize value (default address,undefined)
+#
+# The package under test is imported from $ASAN_STAGE (pure-Python sources +
+# the sanitized _core), with the tests copied next to it, so that an editable
+# install of the project in the same interpreter cannot shadow it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${ASAN_BUILD:-$ROOT/build/asan}   # under build/: git-ignored, apart from the editable build
+STAGE=${ASAN_STAGE:-/tmp/asan-stage}
+SANITIZE=${SANITIZE:-address,undefined}
+
+if [[ -z "${PYTHON:-}" ]]; then
+    ASAN_VENV=${ASAN_VENV:-/tmp/asan-venv}
+    if [[ ! -x "$ASAN_VENV/bin/python" ]]; then
+        python3 -m venv "$ASAN_VENV"
+        "$ASAN_VENV/bin/pip" install -q -r requirements-dev.txt
+    fi
+    PYTHON=$ASAN_VENV/bin/python
+fi
+MESON=("$PYTHON" -m mesonbuild.mesonmain)
+
+echo "== configure + build ($SANITIZE) in $BUILD"
+if [[ ! -f "$BUILD/build.ninja" ]]; then
+    # b_lundef=false: a sanitized shared object may leave the runtime's symbols
+    # to the preloaded libasan. debugoptimized keeps frames for the reports.
+    "${MESON[@]}" setup "$BUILD" -Dbuildtype=debugoptimized -Db_sanitize="$SANITIZE" \
+        -Db_lundef=false -Dcpp_args=-fno-omit-frame-pointer
+fi
+"${MESON[@]}" compile -C "$BUILD"
+
+echo "== stage the package in $STAGE"
+rm -rf "$STAGE"
+mkdir -p "$STAGE"
+(cd "$ROOT" && find ascend_linalg -name '*.py' -print0 | xargs -0 -I{} install -D -m644 {} "$STAGE/{}")
+cp "$BUILD"/ascend_linalg/_core*.so "$STAGE/ascend_linalg/"
+cp -r "$ROOT/tests" "$STAGE/tests"
+cp "$ROOT/pyproject.toml" "$STAGE/"
+
+echo "== run the tests under ASan + UBSan"
+LIBASAN=$(${CXX:-g++} -print-file-name=libasan.so)
+LIBUBSAN=$(${CXX:-g++} -print-file-name=libubsan.so)
+export LD_PRELOAD="$LIBASAN $LIBUBSAN"
+# detect_leaks=0: CPython and numpy keep memory alive until exit on purpose.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$STAGE"
+"$PYTHON" - <<'PY'
+import ascend_linalg, os
+core = ascend_linalg._core.__file__
+assert core.startswith(os.getcwd()), f"imported {core}, not the sanitized build"
+print("sanitized _core:", core)
+PY
+if [[ $# -eq 0 ]]; then set -- tests; fi
+exec "$PYTHON" -m pytest -p no:cacheprovider -q "$@"
