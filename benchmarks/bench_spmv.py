@@ -1,0 +1,131 @@
+"""Sparse matrix times vector: the project's CPU kernels (``use_backend('cpu')``)
+against scipy's ``A @ x`` / ``A.T @ x`` on the same matrices, in one process,
+interleaved repetitions, medians (``_timing.interleaved``).
+
+``ours/scipy`` is the speed-up (scipy time / our time; > 1: ours is faster).
+GB/s counts the bytes a single pass must move: values + indices + indptr + x
+(gathered, counted once) + y. The machine's STREAM-triad bandwidth is measured
+in the same run with numpy (one thread: ``a = b + s*c`` over 3 x 64 MB).
+
+    python benchmarks/bench_spmv.py [--quick] [--threads N]
+"""
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _timing import interleaved  # noqa: E402
+
+import ascend_linalg  # noqa: E402
+from ascend_linalg.sparse import csr_matrix  # noqa: E402
+
+warnings.simplefilter("ignore", FutureWarning)
+
+
+def poisson2d(g):
+    one = sp.identity(g, format="csr")
+    d = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
+    return (sp.kron(one, d) + sp.kron(d, one)).tocsr()
+
+
+def random_matrix(rng, n, nnz):
+    r = rng.integers(0, n, nnz)
+    c = rng.integers(0, n, nnz)
+    A = sp.csr_matrix((np.ones(nnz), (r, c)), shape=(n, n))
+    A.sum_duplicates()
+    return A
+
+
+def power_law(rng, n, nnz):
+    # row lengths ~ Zipf: a few rows with very many nonzeros, most with few
+    lengths = np.minimum(rng.zipf(1.6, n), n // 10).astype(np.int64)
+    lengths = (lengths * (nnz / lengths.sum())).astype(np.int64) + 1
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = rng.integers(0, n, indptr[-1])
+    A = sp.csr_matrix((np.ones(indptr[-1]), indices, indptr), shape=(n, n))
+    return A
+
+
+def banded(n, half):
+    return sp.diags([np.ones(n - abs(k)) for k in range(-half, half + 1)],
+                    list(range(-half, half + 1)), shape=(n, n), format="csr")
+
+
+def stream_triad():
+    n = 8 * 1024 * 1024
+    b, c = np.ones(n), np.ones(n)
+    a = np.empty(n)
+
+    def triad():
+        np.multiply(c, 3.0, out=a)
+        np.add(a, b, out=a)
+    t = interleaved({"triad": triad}, repeats=5)["triad"]
+    return 3 * 8 * n / t / 1e9 * 1.0  # two passes over a count once each way: conservative
+
+
+def traffic(A, trans):
+    vals = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
+    xlen, ylen = (A.shape[0], A.shape[1]) if trans else (A.shape[1], A.shape[0])
+    return vals + (xlen + ylen) * A.data.itemsize
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller matrices, fewer repeats")
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args()
+    if args.threads:
+        ascend_linalg.set_num_threads(args.threads)
+    rng = np.random.default_rng(0)
+    scale = 4 if args.quick else 1
+    mats = {
+        f"poisson2d {2000 // scale}^2": poisson2d(2000 // scale),
+        f"random {10**6 // scale}, nnz {10**7 // scale}": random_matrix(rng, 10**6 // scale, 10**7 // scale),
+        "power-law rows": power_law(rng, 10**6 // scale, 10**7 // scale),
+        "banded (bw 9)": banded(2 * 10**6 // scale, 4),
+    }
+    repeats = 5 if args.quick else 9
+    print(f"ascend_linalg {ascend_linalg.__version__}, {ascend_linalg.get_num_threads()} CPU threads; "
+          f"STREAM triad (numpy, 1 thread): {stream_triad():.1f} GB/s")
+    print(f"{'matrix':<30}{'dtype':<9}{'op':<4}{'nnz':>10}{'scipy ms':>10}{'ours ms':>9}"
+          f"{'ours/scipy':>11}{'ours GB/s':>10}")
+
+    def row(label, dtype, op, nnz, ts, to, gbs):
+        print(f"{label:<30}{dtype:<9}{op:<4}{nnz:>10}{ts * 1e3:>10.2f}{to * 1e3:>9.2f}"
+              f"{ts / to:>11.2f}{gbs:>10.1f}", flush=True)
+
+    for label, M in mats.items():
+        for dtype in (np.float32, np.float64):
+            S = M.astype(dtype)
+            S.indices = S.indices.astype(np.int32)
+            S.indptr = S.indptr.astype(np.int32)
+            A = csr_matrix(S)
+            for trans in (False, True):
+                x = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(dtype)
+                St, At = (S.T, A.T) if trans else (S, A)
+
+                def ours(At=At, x=x):
+                    with ascend_linalg.use_backend("cpu"):
+                        return At @ x
+                assert np.allclose(ours(), St @ x, rtol=1e-3, atol=1e-3)
+                t = interleaved({"scipy": lambda St=St, x=x: St @ x, "ours": ours}, repeats=repeats)
+                row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz, t["scipy"], t["ours"],
+                    traffic(S, trans) / t["ours"] / 1e9)
+    # per-call overhead on a small matrix
+    S = poisson2d(112)
+    A = csr_matrix(S)
+    x = rng.standard_normal(S.shape[1])
+
+    def small():
+        with ascend_linalg.use_backend("cpu"):
+            return A @ x
+    t = interleaved({"scipy": lambda: S @ x, "ours": small}, repeats=15)
+    row("small poisson 112^2", "float64", "N", S.nnz, t["scipy"], t["ours"], traffic(S, False) / t["ours"] / 1e9)
+
+
+if __name__ == "__main__":
+    main()
