@@ -1,55 +1,14 @@
 // Reference SpMV kernels: rows split evenly over blocks, every index checked.
 // Integer types use wrapping arithmetic (as numpy does) through unsigned math.
 #include <algorithm>
-#include <atomic>
-#include <cstring>
-#include <type_traits>
 
 #include "../../host/spmv_tiling.h"
 #include "ascend_linalg/al_types.h"
+#include "spmv_arith.h"
 #include "spmv_kernel.h"
 
 namespace al {
 namespace {
-
-// Complex with the textbook product (no C99 Annex G NaN recovery), as scipy's
-// sparsetools computes it, so Inf/NaN propagate the same way.
-template <class R> struct Cx {
-    R re, im;
-    Cx operator*(const Cx& o) const { return {re * o.re - im * o.im, re * o.im + im * o.re}; }
-    Cx operator+(const Cx& o) const { return {re + o.re, im + o.im}; }
-};
-
-template <class T> struct Acc { using type = T; };
-template <> struct Acc<int32_t> { using type = uint32_t; };
-template <> struct Acc<int64_t> { using type = uint64_t; };
-
-template <class T> T fromBytes(const unsigned char* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
-
-template <class T> inline T mul(T a, T b) {
-    using U = typename Acc<T>::type;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
-
-// alpha * acc, except that alpha == 1 returns acc untouched: a complex
-// product by (1, 0) would turn an infinite part into NaN (inf * 0), which
-// scipy's plain product never does.
-template <class T> inline bool isOne(const T& a) { return a == T(1); }
-template <class R> inline bool isOne(const Cx<R>& a) { return a.re == R(1) && a.im == R(0); }
-
-template <class T> inline T scale(T alpha, T acc) { return isOne(alpha) ? acc : mul(alpha, acc); }
-template <class T> inline T add(T a, T b) {
-    using U = typename Acc<T>::type;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-
-void flagError(void* workspace) {
-    reinterpret_cast<std::atomic<int32_t>*>(workspace)->store(1, std::memory_order_relaxed);
-}
 
 template <class T>
 inline void epilogue(const SpmvTilingData& t, T alpha, T beta, T acc, T* y) {

@@ -1,5 +1,5 @@
-// Shared pieces of the nnz-balanced (merge-path) SpMV kernels: value types,
-// wrapping integer arithmetic, the merge-path split and the row-block loops.
+// Shared pieces of the nnz-balanced (merge-path) SpMV kernels: the epilogue,
+// the merge-path split and the row-block loops (value arithmetic: spmv_arith.h).
 // Included by the baseline TU and by the per-ISA TUs (which compile the same
 // templates with their own -m flags and an intrinsic dot product).
 #ifndef ASCEND_LINALG_KERNELS_SPMV_MERGE_COMMON_H
@@ -12,49 +12,13 @@
 
 #include "../../host/spmv_tiling.h"
 #include "ascend_linalg/al_types.h"
+#include "spmv_arith.h"
 
 namespace al {
 namespace spmvm {
 // Internal linkage: each ISA's TU gets its own copy of these templates, so the
 // linker can never hand the baseline TU an instantiation compiled with -mavx2.
 namespace {
-
-// Complex with the textbook product, as scipy's sparsetools (Inf/NaN propagate alike).
-template <class R> struct Cx {
-    R re, im;
-    Cx operator*(const Cx& o) const { return {re * o.re - im * o.im, re * o.im + im * o.re}; }
-    Cx operator+(const Cx& o) const { return {re + o.re, im + o.im}; }
-};
-
-template <class T> struct Acc { using type = T; };
-template <> struct Acc<int32_t> { using type = uint32_t; };
-template <> struct Acc<int64_t> { using type = uint64_t; };
-
-template <class T> inline T mul(T a, T b) {
-    using U = typename Acc<T>::type;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
-
-// alpha * acc, except that alpha == 1 returns acc untouched: a complex
-// product by (1, 0) would turn an infinite part into NaN (inf * 0), which
-// scipy's plain product never does.
-template <class T> inline bool isOne(const T& a) { return a == T(1); }
-template <class R> inline bool isOne(const Cx<R>& a) { return a.re == R(1) && a.im == R(0); }
-
-template <class T> inline T scale(T alpha, T acc) { return isOne(alpha) ? acc : mul(alpha, acc); }
-template <class T> inline T add(T a, T b) {
-    using U = typename Acc<T>::type;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <class T> inline T fromBytes(const unsigned char* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
-
-inline void flagError(void* workspace) {
-    reinterpret_cast<std::atomic<int32_t>*>(workspace)->store(1, std::memory_order_relaxed);
-}
 
 // y := alpha*acc (+ beta*y); betaMode ZERO never reads y.
 template <class T>
