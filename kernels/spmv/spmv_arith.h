@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ascend_linalg/al_types.h"
+
 namespace al {
 namespace {
 
@@ -51,6 +53,27 @@ template <class T> inline T fromBytes(const unsigned char* p) {
 // Malformed structure: set the status word at the start of the workspace.
 inline void flagError(void* workspace) {
     reinterpret_cast<std::atomic<int32_t>*>(workspace)->store(1, std::memory_order_relaxed);
+}
+
+template <class T> struct TypeTag { using type = T; };
+
+// f(TypeTag<V>{}, TypeTag<I>{}) for the C++ value type V of an alDataType_t and
+// index type I of an alIndexType_t: the one place kernels map enums to types.
+template <class F>
+inline void withTypes(int32_t valueType, int32_t indexType, F&& f) {
+    auto index = [&](auto v) {
+        if (indexType == AL_INDEX_64I) f(v, TypeTag<int64_t>{});
+        else f(v, TypeTag<int32_t>{});
+    };
+    switch (valueType) {
+        case AL_R_32F: return index(TypeTag<float>{});
+        case AL_R_64F: return index(TypeTag<double>{});
+        case AL_C_32F: return index(TypeTag<Cx<float>>{});
+        case AL_C_64F: return index(TypeTag<Cx<double>>{});
+        case AL_R_32I: return index(TypeTag<int32_t>{});
+        case AL_R_64I: return index(TypeTag<int64_t>{});
+        default: return;  // the host admits no other type
+    }
 }
 
 }  // namespace

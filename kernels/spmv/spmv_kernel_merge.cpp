@@ -180,43 +180,22 @@ void fixupN(void* const* args, const SpmvTilingData& t) {
     }
 }
 
-template <class I>
-void dispatchN(uint32_t b, uint32_t nb, void* const* a, const SpmvTilingData& t) {
-    switch (t.valueType) {
-        case AL_R_32F: return spmvN<float, I>(b, nb, a, t);
-        case AL_R_64F: return spmvN<double, I>(b, nb, a, t);
-        case AL_C_32F: return spmvN<Cx<float>, I>(b, nb, a, t);
-        case AL_C_64F: return spmvN<Cx<double>, I>(b, nb, a, t);
-        case AL_R_32I: return spmvN<int32_t, I>(b, nb, a, t);
-        case AL_R_64I: return spmvN<int64_t, I>(b, nb, a, t);
-    }
-}
-template <class I>
-void dispatchFixup(void* const* a, const SpmvTilingData& t) {
-    switch (t.valueType) {
-        case AL_R_32F: return fixupN<float, I>(a, t);
-        case AL_R_64F: return fixupN<double, I>(a, t);
-        case AL_C_32F: return fixupN<Cx<float>, I>(a, t);
-        case AL_C_64F: return fixupN<Cx<double>, I>(a, t);
-        case AL_R_32I: return fixupN<int32_t, I>(a, t);
-        case AL_R_64I: return fixupN<int64_t, I>(a, t);
-    }
-}
-
 }  // namespace
 }  // namespace spmvm
 
 void spmv_kernel_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    if (t.indexType == AL_INDEX_64I) spmvm::dispatchN<int64_t>(b, nb, args, t);
-    else spmvm::dispatchN<int32_t>(b, nb, args, t);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
+        spmvm::spmvN<typename decltype(v)::type, typename decltype(i)::type>(b, nb, args, t);
+    });
 }
 
 void spmv_fixup_merge_cpu(uint32_t b, uint32_t, void* const* args, const void* tiling) {
     if (b != 0) return;
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    if (t.indexType == AL_INDEX_64I) spmvm::dispatchFixup<int64_t>(args, t);
-    else spmvm::dispatchFixup<int32_t>(args, t);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
+        spmvm::fixupN<typename decltype(v)::type, typename decltype(i)::type>(args, t);
+    });
 }
 
 const char* spmvMergeIsa() { return spmvm::dots().isa; }

@@ -107,53 +107,27 @@ void spmvTReduce(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingDat
 }
 
 
-template <class I>
-void dispatchN(uint32_t b, uint32_t nb, void* const* a, const SpmvTilingData& t) {
-    switch (t.valueType) {
-        case AL_R_32F: return spmvN<float, I>(b, nb, a, t);
-        case AL_R_64F: return spmvN<double, I>(b, nb, a, t);
-        case AL_C_32F: return spmvN<Cx<float>, I>(b, nb, a, t);
-        case AL_C_64F: return spmvN<Cx<double>, I>(b, nb, a, t);
-        case AL_R_32I: return spmvN<int32_t, I>(b, nb, a, t);
-        case AL_R_64I: return spmvN<int64_t, I>(b, nb, a, t);
-    }
-}
-template <class I>
-void dispatchT(uint32_t b, uint32_t nb, void* const* a, const SpmvTilingData& t) {
-    switch (t.valueType) {
-        case AL_R_32F: return spmvT<float, I>(b, nb, a, t);
-        case AL_R_64F: return spmvT<double, I>(b, nb, a, t);
-        case AL_C_32F: return spmvT<Cx<float>, I>(b, nb, a, t);
-        case AL_C_64F: return spmvT<Cx<double>, I>(b, nb, a, t);
-        case AL_R_32I: return spmvT<int32_t, I>(b, nb, a, t);
-        case AL_R_64I: return spmvT<int64_t, I>(b, nb, a, t);
-    }
-}
-
 }  // namespace
 
 void spmv_kernel_ref_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    if (t.indexType == AL_INDEX_64I) dispatchN<int64_t>(b, nb, args, t);
-    else dispatchN<int32_t>(b, nb, args, t);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
+        spmvN<typename decltype(v)::type, typename decltype(i)::type>(b, nb, args, t);
+    });
 }
 
 void spmvt_kernel_ref_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    if (t.indexType == AL_INDEX_64I) dispatchT<int64_t>(b, nb, args, t);
-    else dispatchT<int32_t>(b, nb, args, t);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
+        spmvT<typename decltype(v)::type, typename decltype(i)::type>(b, nb, args, t);
+    });
 }
 
 void spmvt_reduce_ref_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    switch (t.valueType) {
-        case AL_R_32F: return spmvTReduce<float>(b, nb, args, t);
-        case AL_R_64F: return spmvTReduce<double>(b, nb, args, t);
-        case AL_C_32F: return spmvTReduce<Cx<float>>(b, nb, args, t);
-        case AL_C_64F: return spmvTReduce<Cx<double>>(b, nb, args, t);
-        case AL_R_32I: return spmvTReduce<int32_t>(b, nb, args, t);
-        case AL_R_64I: return spmvTReduce<int64_t>(b, nb, args, t);
-    }
+    withTypes(t.valueType, t.indexType, [&](auto v, auto) {
+        spmvTReduce<typename decltype(v)::type>(b, nb, args, t);
+    });
 }
 
 }  // namespace al

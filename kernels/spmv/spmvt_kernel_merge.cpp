@@ -140,38 +140,21 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
     }
 }
 
-template <class I>
-void dispatchT(uint32_t b, uint32_t nb, void* const* a, const SpmvTilingData& t) {
-    switch (t.valueType) {
-        case AL_R_32F: return spmvT<float, I>(b, nb, a, t);
-        case AL_R_64F: return spmvT<double, I>(b, nb, a, t);
-        case AL_C_32F: return spmvT<Cx<float>, I>(b, nb, a, t);
-        case AL_C_64F: return spmvT<Cx<double>, I>(b, nb, a, t);
-        case AL_R_32I: return spmvT<int32_t, I>(b, nb, a, t);
-        case AL_R_64I: return spmvT<int64_t, I>(b, nb, a, t);
-    }
-}
-
 }  // namespace
 }  // namespace spmvm
 
 void spmvt_kernel_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    if (t.indexType == AL_INDEX_64I) spmvm::dispatchT<int64_t>(b, nb, args, t);
-    else spmvm::dispatchT<int32_t>(b, nb, args, t);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
+        spmvm::spmvT<typename decltype(v)::type, typename decltype(i)::type>(b, nb, args, t);
+    });
 }
 
 void spmvt_reduce_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
-    using namespace spmvm;
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    switch (t.valueType) {
-        case AL_R_32F: return reduceT<float>(b, nb, args, t);
-        case AL_R_64F: return reduceT<double>(b, nb, args, t);
-        case AL_C_32F: return reduceT<Cx<float>>(b, nb, args, t);
-        case AL_C_64F: return reduceT<Cx<double>>(b, nb, args, t);
-        case AL_R_32I: return reduceT<int32_t>(b, nb, args, t);
-        case AL_R_64I: return reduceT<int64_t>(b, nb, args, t);
-    }
+    withTypes(t.valueType, t.indexType, [&](auto v, auto) {
+        spmvm::reduceT<typename decltype(v)::type>(b, nb, args, t);
+    });
 }
 
 }  // namespace al
