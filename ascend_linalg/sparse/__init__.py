@@ -4,7 +4,8 @@ Everything is scipy's, except ``csr_array``, ``csr_matrix``, ``csc_array`` and
 ``csc_matrix``, which are subclasses whose products with dense operands run on
 the selected device (see :mod:`ascend_linalg`). scipy's construction functions
 (``eye``, ``diags``, ``random``, ``kron``, ``vstack``, ...) are wrapped so that a
-CSR/CSC result comes back as this library's class.
+CSR/CSC result comes back as this library's class. Beyond scipy: ``spmv``, the
+fused ``y = alpha*op(A)@x + beta*y`` of the NPU operator.
 """
 import functools
 
@@ -12,8 +13,9 @@ import scipy.sparse as _scipy_sparse
 from scipy.sparse import *  # noqa: F401,F403
 
 from ._classes import csc_array, csc_matrix, csr_array, csr_matrix, rebrand
+from ._spmv import spmv
 
-__all__ = list(_scipy_sparse.__all__)
+__all__ = list(_scipy_sparse.__all__) + ["spmv"]
 
 
 def _returning_ours(func):

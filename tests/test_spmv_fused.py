@@ -1,0 +1,127 @@
+"""ascend_linalg.sparse.spmv: fused y = alpha*op(A)@x + beta*y (the NPU
+operator's semantics), against a float64/complex128 reference on both backends."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ascend_linalg
+from ascend_linalg.sparse import csc_matrix, csr_array, spmv
+from ascend_linalg.testing import dispatch_records
+
+BACKENDS = ["cpu", "scipy"]
+
+
+def matrix(rng, m, n, dtype, density=0.3):
+    S = sp.random(m, n, density=density, format="csr", random_state=rng, dtype=np.float64)
+    if np.dtype(dtype).kind == "c":
+        S = S + 1j * sp.random(m, n, density=density, format="csr", random_state=rng)
+    return csr_array(S.astype(dtype))
+
+
+def reference(A, x, alpha, beta, y0, trans):
+    D = A.toarray().astype(np.complex128)
+    op = D.T if trans else D
+    out = alpha * (op @ x.astype(np.complex128))
+    if beta != 0:
+        out = out + beta * y0.astype(np.complex128)
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("alpha,beta", [(1, 0), (2.5, 0), (1, 1), (-0.5, 2), (0, 3)])
+@pytest.mark.parametrize("nvec", [None, 3])
+def test_fused_matches_reference(backend, dtype, trans, alpha, beta, nvec):
+    rng = np.random.default_rng(7)
+    A = matrix(rng, 37, 23, dtype)
+    rows, cols = (23, 37) if trans else (37, 23)
+    xs = (cols,) if nvec is None else (cols, nvec)
+    x = rng.standard_normal(xs).astype(dtype)
+    y = rng.standard_normal((rows,) + xs[1:]).astype(dtype)
+    y0 = y.copy()
+    want = reference(A, x, alpha, beta, y0, trans)
+    with ascend_linalg.use_backend(backend), dispatch_records() as recs:
+        got = spmv(A, x, alpha=alpha, beta=beta, y=y, trans=trans)
+    assert got is y and got.dtype == np.dtype(dtype)
+    tol = 1e-4 if np.dtype(dtype).itemsize <= 8 and np.dtype(dtype) != np.float64 else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+    assert recs[-1] == ("spmv", backend, None)
+    if backend == "cpu":
+        assert len(recs) == 1  # one fused kernel call, no separate product
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_beta_zero_never_reads_y(backend):
+    A = csr_array(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    y = np.full(2, np.nan)
+    with ascend_linalg.use_backend(backend):
+        spmv(A, np.ones(2), alpha=2.0, beta=0.0, y=y)
+    np.testing.assert_array_equal(y, [6.0, 6.0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_new_output_and_csc_and_other_formats(backend):
+    rng = np.random.default_rng(1)
+    D = rng.standard_normal((6, 4)) * (rng.random((6, 4)) < 0.5)
+    x4, x6 = rng.standard_normal(4), rng.standard_normal(6)
+    with ascend_linalg.use_backend(backend):
+        for A in (csr_array(D), csc_matrix(D), sp.coo_array(D), sp.csc_array(D)):
+            np.testing.assert_allclose(spmv(A, x4, alpha=3.0), 3.0 * D @ x4)
+            np.testing.assert_allclose(spmv(A, x6, trans=True), D.T @ x6)
+
+
+def test_strided_and_reversed_y_written_in_place():
+    A = csr_array(np.arange(12.0).reshape(4, 3))
+    x = np.array([1.0, -1.0, 2.0])
+    base = np.ones(8)
+    y = base[::-2]  # negative stride view of 4 elements
+    want = 2 * (A.toarray() @ x) + 0.5 * y
+    with ascend_linalg.use_backend("cpu"):
+        out = spmv(A, x, alpha=2.0, beta=0.5, y=y)
+    assert out is y
+    np.testing.assert_allclose(y, want)
+    np.testing.assert_allclose(base[::-2], want)
+
+
+def test_dtype_without_kernel_falls_back_with_reason():
+    A = csr_array(np.array([[1, 0], [1, 1]], dtype=np.int8))
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+        y = spmv(A, np.array([3, 4], dtype=np.int8), alpha=2)
+    np.testing.assert_array_equal(y, [6, 14])
+    assert recs[-1][1] == "scipy" and "no cpu kernel" in recs[-1][2]
+
+
+@pytest.mark.parametrize("kwargs,exc,words", [
+    (dict(y=np.zeros(3)), ValueError, "y must have shape"),
+    (dict(y=np.zeros(2, dtype=np.float32)), TypeError, "compute dtype"),
+    (dict(y=[0.0, 0.0]), TypeError, "y must be an ndarray"),
+    (dict(alpha="2"), TypeError, "alpha must be a number"),
+    (dict(beta=None), TypeError, "beta must be a number"),
+])
+def test_bad_arguments(kwargs, exc, words):
+    A = csr_array(np.eye(2))
+    with pytest.raises(exc, match=words):
+        spmv(A, np.ones(2), **kwargs)
+
+
+def test_bad_shapes_and_inputs():
+    A = csr_array(np.eye(2, 3))
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        spmv(A, np.ones(2))
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        spmv(A, np.ones(3), trans=True)
+    with pytest.raises(TypeError, match="sparse"):
+        spmv(np.eye(2), np.ones(2))
+    y = np.zeros(2)
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        spmv(A, np.ones(3), y=y)
+
+
+def test_malformed_structure_raises_and_leaves_y_partially_defined_only():
+    A = csr_array(np.eye(3))
+    A.indices[1] = 7
+    y = np.zeros(3)
+    with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
+        spmv(A, np.ones(3), y=y)
