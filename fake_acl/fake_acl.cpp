@@ -26,7 +26,9 @@
 
 #define FAKE_API extern "C" __attribute__((visibility("default")))
 
-using aclError = int;
+#include "host/runtime/acl_abi.h"
+
+using aclError = al::acl::Error;
 using KernelEntry = void (*)(uint32_t, uint32_t, void* const*, const void*);
 
 #include "kernels/csymm/csymm_kernel.h"
@@ -35,13 +37,7 @@ using KernelEntry = void (*)(uint32_t, uint32_t, void* const*, const void*);
 
 namespace {
 
-constexpr aclError kSuccess = 0;
-constexpr aclError kInvalidParam = 100000;
-constexpr aclError kUninitialize = 100001;
-constexpr aclError kRepeatInitialize = 100002;
-constexpr aclError kInvalidDevice = 107001;
-constexpr aclError kMemoryAllocation = 207001;
-constexpr aclError kDriverInternal = 507899;
+using namespace al::acl;
 
 struct Kernel {
     const char* name;
@@ -265,10 +261,10 @@ FAKE_API aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t
     }
     bool srcDev, dstDev;
     switch (kind) {
-        case 0: srcDev = false; dstDev = false; break;  // HOST_TO_HOST
-        case 1: srcDev = false; dstDev = true; break;   // HOST_TO_DEVICE
-        case 2: srcDev = true; dstDev = false; break;   // DEVICE_TO_HOST
-        case 3: srcDev = true; dstDev = true; break;    // DEVICE_TO_DEVICE
+        case kMemcpyHostToHost: srcDev = false; dstDev = false; break;
+        case kMemcpyHostToDevice: srcDev = false; dstDev = true; break;
+        case kMemcpyDeviceToHost: srcDev = true; dstDev = false; break;
+        case kMemcpyDeviceToDevice: srcDev = true; dstDev = true; break;
         default: ++s.stats["bad_calls"]; return kInvalidParam;
     }
     // A device side must lie inside one allocation; a host side must not be device memory.
@@ -280,9 +276,9 @@ FAKE_API aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t
     }
     if (aclError e = injected(s, "memcpy")) return e;
     std::memmove(dst, src, count);
-    if (kind == 1) { s.stats["bytes_h2d"] += count; ++s.stats["copies_h2d"]; }
-    if (kind == 2) { s.stats["bytes_d2h"] += count; ++s.stats["copies_d2h"]; }
-    if (kind == 3) s.stats["bytes_d2d"] += count;
+    if (kind == kMemcpyHostToDevice) { s.stats["bytes_h2d"] += count; ++s.stats["copies_h2d"]; }
+    if (kind == kMemcpyDeviceToHost) { s.stats["bytes_d2h"] += count; ++s.stats["copies_d2h"]; }
+    if (kind == kMemcpyDeviceToDevice) s.stats["bytes_d2d"] += count;
     return kSuccess;
 }
 

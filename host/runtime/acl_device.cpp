@@ -9,6 +9,8 @@
 // device pointers in declaration order, then the device copy of the tiling.
 #include "acl_device.h"
 
+#include "acl_abi.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -22,16 +24,15 @@ namespace al {
 
 namespace {
 
-using aclError = int;
-using aclrtStream = void*;
-using aclrtBinHandle = void*;
-using aclrtFuncHandle = void*;
-
-constexpr aclError kAclSuccess = 0;
-constexpr aclError kAclRepeatInitialize = 100002;
-constexpr int kMemcpyHostToDevice = 1;
-constexpr int kMemcpyDeviceToHost = 2;
-constexpr int kMallocHugeFirst = 0;
+using aclError = acl::Error;
+using aclrtStream = acl::Stream;
+using aclrtBinHandle = acl::BinHandle;
+using aclrtFuncHandle = acl::FuncHandle;
+using acl::kMallocHugeFirst;
+using acl::kMemcpyDeviceToHost;
+using acl::kMemcpyHostToDevice;
+constexpr aclError kAclSuccess = acl::kSuccess;
+constexpr aclError kAclRepeatInitialize = acl::kRepeatInitialize;
 
 // The ACL subset this project calls, resolved once from the loaded library.
 struct AclApi {
