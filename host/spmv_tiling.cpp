@@ -18,6 +18,7 @@ size_t valueBytes(int32_t type) {
 }
 // Below this much work per block, another block costs more than it saves.
 constexpr int64_t kMinNnzPerBlock = 16384;
+constexpr int64_t kBlocksPerCore = 4;
 }  // namespace
 
 void spmvLayout(SpmvTilingData* t) {
@@ -48,8 +49,14 @@ SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz
     t.indexType = indexType;
     // Merge-path kernels split rows + nonzeros evenly, so neither one long row
     // nor a run of empty rows limits the block count.
+    // The non-transposed kernel takes kBlocksPerCore blocks per core: a core
+    // that finishes early (or a core the OS gives to another process for a
+    // while) takes the next block, and the fix-up cost grows only with the
+    // block count. The transposed kernel's partials cost cols per block, so
+    // it keeps one block per core.
     const int64_t work = (rows + nnz) * std::max<int64_t>(nvec, 1);
-    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(coreNum, work / kMinNnzPerBlock));
+    const int64_t maxBlocks = int64_t(coreNum) * (trans ? 1 : kBlocksPerCore);
+    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(maxBlocks, work / kMinNnzPerBlock));
     t.usedCoreNum = static_cast<int32_t>(blocks);
     spmvLayout(&t);
     return t;

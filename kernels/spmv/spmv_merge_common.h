@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "../../host/spmv_tiling.h"
 #include "ascend_linalg/al_types.h"
@@ -21,9 +23,10 @@ namespace spmvm {
 namespace {
 
 // y := alpha*acc (+ beta*y); betaMode ZERO never reads y.
+// Scaled: acc is already alpha*sum (the row loops hoist alpha == 1).
 template <class T>
-inline void epilogue(int32_t mode, T alpha, T beta, T acc, T* y) {
-    T v = scale(alpha, acc);
+inline void epilogue(int32_t mode, T alpha, T beta, T acc, T* y, bool scaled = false) {
+    T v = scaled ? acc : scale(alpha, acc);
     if (mode == SPMV_BETA_ZERO) *y = v;
     else if (mode == SPMV_BETA_ONE) *y = add(v, *y);
     else *y = add(v, mul(beta, *y));
@@ -134,48 +137,138 @@ inline T dotScalar(const T* val, const I* idx, int64_t ka, int64_t kb, const T* 
     return add(a0, a1);
 }
 
-// Full rows [ra, rb) of a block whose nonzeros lie in [kLo, kHi], nvec == 1:
-// checks each indptr pair, writes y with the epilogue. Dot is a functor
-// (val, idx, ka, kb, x, xs, cols, bad) -> T. Returns nonzero when malformed.
-template <int32_t Mode, bool Prefetch, class T, class I, class Dot>
+// Validation by chunks of kChunkRows rows: a chunk's indptr is checked first
+// (non-decreasing, within the block's nonzeros; a loop the compiler
+// vectorises), so no row span can leave the arrays; short rows' indices are
+// clamped while they are used and checked in spans soon after (shortDot),
+// long rows' by the checked dot product. A malformed chunk or span flags the
+// kernel, which stops.
+constexpr int64_t kChunkRows = 256;
+// Clamped indices are checked in spans of about this many nonzeros, while
+// they are still in L1.
+constexpr int64_t kCheckSpan = 2048;
+// Rows at least this long use the (checked, ISA-specific) dot product.
+constexpr int64_t kLongRow = 32;
+
+template <class I>
+inline bool nonDecreasing(const I* p, int64_t r0, int64_t r1) {
+    int bad = 0;
+    for (int64_t r = r0; r < r1; ++r) bad |= p[r + 1] < p[r];
+    return !bad;
+}
+// The rows are short (a handful of nonzeros): GCC would vectorise the
+// products with a fold-left sum whose set-up costs more than the row, so an
+// empty asm keeps the accumulator a plain register (no instruction emitted).
+template <class T> inline void keepScalar(T& v) {
+#if defined(__x86_64__) || defined(__i386__)
+    if constexpr (std::is_floating_point_v<T>) asm("" : "+x"(v));
+    else if constexpr (std::is_integral_v<T>) asm("" : "+r"(v));
+    else { keepScalar(v.re); keepScalar(v.im); }
+#else
+    (void)v;
+#endif
+}
+// sum val[k] * x[idx[k] * xs] over [ka, kb) for short rows: one accumulator
+// in nonzero order with a rounded product and a rounded sum, as scipy's
+// sparsetools (so short rows give scipy's bits). An index is read as unsigned
+// and clamped to lim (cols - 1) before use, so nothing is read out of bounds
+// whatever it holds; whether any index was out of range is checked after
+// every kCheckSpan nonzeros, over indices still in L1 (chunkIndicesOk): a
+// separate pass before the chunk would read them from memory a second time,
+// and a test per nonzero costs instructions in the hottest loop. The barrier on
+// the product also keeps GCC from contracting it into an FMA, whose latency
+// would bound the row's chain.
+template <class I> using UIndex = std::make_unsigned_t<I>;
+template <class I> inline UIndex<I> indexLimit(uint64_t cols) {  // cols > 0
+    // int32: a negative index read as uint32 is >= 2^31, so the limit never
+    // passes 2^31 - 1 (which is also the largest valid int32 index).
+    const uint64_t cap = sizeof(I) == 4 ? (uint64_t(1) << 31) : (uint64_t(1) << 63);
+    return static_cast<UIndex<I>>(std::min(cols, cap) - 1);
+}
+// Every index in [ka, kb) is at most lim as unsigned (a loop the compiler
+// vectorises).
+template <class I>
+inline bool chunkIndicesOk(const I* idx, int64_t ka, int64_t kb, UIndex<I> lim) {
+    UIndex<I> m = 0;
+    for (int64_t k = ka; k < kb; ++k) m = std::max(m, static_cast<UIndex<I>>(idx[k]));
+    return m <= lim;
+}
+template <bool Unit, class T, class I>
+inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs, UIndex<I> lim) {
+    T acc{};
+    for (int64_t k = ka; k < kb; ++k) {
+        const UIndex<I> c = std::min(static_cast<UIndex<I>>(idx[k]), lim);
+        T p = mul(val[k], x[static_cast<int64_t>(c) * (Unit ? 1 : xs)]);
+        keepScalar(p);
+        acc = add(acc, p);
+        keepScalar(acc);
+    }
+    return acc;
+}
+
+// Full rows [ra, rb) of a block whose nonzeros lie in [kLo, kHi], nvec == 1,
+// with the epilogue into y[r * ys] (A1: alpha is one, the sum is used as is,
+// exactly what scale() would do). Dot is the checked functor (val, idx, ka,
+// kb, x, xs, cols, bad) -> T used for long rows. Returns nonzero (and stops)
+// on malformed structure.
+template <int32_t Mode, bool A1, bool Prefetch, bool Unit, class T, class I, class Dot>
 inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y,
                       int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
                       T alpha, T beta, Dot dot) {
     int bad = 0;
     int64_t a = static_cast<int64_t>(indptr[ra]);
+    if (a < kLo || a > kHi) return 1;
     // x is read in index order, which the hardware cannot predict: prefetch
     // kPrefetch nonzeros ahead (a prefetch never faults, whatever the index).
-    int64_t pf = clampK(a, kLo, kHi);
-    for (int64_t r = ra; r < rb; ++r) {
-        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-        bad |= e < a;
-        const int64_t ka = clampK(a, kLo, kHi), kb = clampK(e, ka, kHi);
-        if (Prefetch)
-            for (const int64_t pe = std::min(kb + kPrefetch, kHi); pf < pe; ++pf)
-                __builtin_prefetch(x + static_cast<int64_t>(idx[pf]) * xs);
-        T acc = dot(val, idx, ka, kb, x, xs, cols, &bad);
-        epilogue(Mode, alpha, beta, acc, y + r * ys);
-        a = e;
+    int64_t pf = a;
+    const UIndex<I> lim = indexLimit<I>(cols);
+    int64_t chk = a;  // nonzeros [chk, a) were used clamped and are not checked yet
+    for (int64_t r = ra; r < rb;) {
+        const int64_t re = std::min(rb, r + kChunkRows);
+        const int64_t e = static_cast<int64_t>(indptr[re]);
+        if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
+        for (; r < re; ++r) {
+            const int64_t n = static_cast<int64_t>(indptr[r + 1]);
+            if (Prefetch)
+                for (const int64_t pe = std::min(n + kPrefetch, kHi); pf < pe; ++pf)
+                    __builtin_prefetch(x + static_cast<int64_t>(idx[pf]) * xs);
+            T acc;
+            if (n - a >= kLongRow) {  // checks as it goes: settle the pending span first
+                if (!chunkIndicesOk(idx, chk, a, lim)) return 1;
+                acc = dot(val, idx, a, n, x, xs, cols, &bad);
+                chk = n;
+            } else {
+                acc = shortDot<Unit>(val, idx, a, n, x, xs, lim);
+            }
+            epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
+            a = n;
+            if (a - chk >= kCheckSpan) {
+                if (!chunkIndicesOk(idx, chk, a, lim)) return 1;
+                chk = a;
+            }
+        }
     }
+    if (!chunkIndicesOk(idx, chk, a, lim)) return 1;
     return bad;
 }
 template <class T, class I, class Dot>
 inline int rowsN1(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y,
                   int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
                   T alpha, T beta, int32_t mode, Dot dot) {
-#define AL_SPMV_ROWS(M, P) rowsN1Mode<M, P>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot)
-    if (scattered(idx, kLo, kHi, xs)) {
-        switch (mode) {
-            case SPMV_BETA_ZERO: return AL_SPMV_ROWS(SPMV_BETA_ZERO, true);
-            case SPMV_BETA_ONE: return AL_SPMV_ROWS(SPMV_BETA_ONE, true);
-            default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, true);
-        }
+#define AL_SPMV_ROWS(M, A1, P)                                                                              \
+    (xs == 1 ? rowsN1Mode<M, A1, P, true>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot) \
+             : rowsN1Mode<M, A1, P, false>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot))
+#define AL_SPMV_MODES(P)                                                                   \
+    switch (mode) {                                                                        \
+        case SPMV_BETA_ZERO:                                                               \
+            return isOne(alpha) ? AL_SPMV_ROWS(SPMV_BETA_ZERO, true, P)                    \
+                                : AL_SPMV_ROWS(SPMV_BETA_ZERO, false, P);                  \
+        case SPMV_BETA_ONE: return AL_SPMV_ROWS(SPMV_BETA_ONE, false, P);                  \
+        default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, false, P);                         \
     }
-    switch (mode) {
-        case SPMV_BETA_ZERO: return AL_SPMV_ROWS(SPMV_BETA_ZERO, false);
-        case SPMV_BETA_ONE: return AL_SPMV_ROWS(SPMV_BETA_ONE, false);
-        default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, false);
-    }
+    if (scattered(idx, kLo, kHi, xs)) AL_SPMV_MODES(true)
+    AL_SPMV_MODES(false)
+#undef AL_SPMV_MODES
 #undef AL_SPMV_ROWS
 }
 

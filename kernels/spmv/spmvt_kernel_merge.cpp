@@ -35,6 +35,92 @@ inline void touch(T* part, unsigned char* flags, const SpmvTilingData& t, uint64
     }
 }
 
+// One block, y := A^T x with alpha == 1, beta == 0, nvec == 1 and unit-stride
+// y: the block scatters straight into y (zeroed first, as the partial would
+// be) and the reduction has nothing to do. Same sums in the same order.
+template <class T>
+bool directY(const SpmvTilingData& t) {
+    return t.usedCoreNum == 1 && t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 &&
+           isOne(fromBytes<T>(t.alpha));
+}
+
+// part[idx[k]] += val[k] * xr over [ka, kb): indices clamped to lim before
+// use (the caller checks them afterwards), as in shortDot; the product is
+// rounded before the sum, as in scipy's sparsetools. Touch: zero a partial's
+// page on first use (not needed when every page was zeroed).
+// Checked: the running maximum of the indices goes to *mx as well (long rows,
+// which should not be read twice).
+template <bool Touch, bool Checked, class T, class I>
+inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part,
+                       unsigned char* flags, const SpmvTilingData& t, UIndex<I> lim, UIndex<I>* mx) {
+    UIndex<I> m = 0;
+    for (int64_t k = ka; k < kb; ++k) {
+        const UIndex<I> u = static_cast<UIndex<I>>(idx[k]);
+        if (Checked) m = std::max(m, u);
+        const uint64_t c = std::min(u, lim);
+        if (Touch) touch(part, flags, t, c);
+        T p = mul(val[k], xr);
+        keepScalar(p);
+        part[c] = add(part[c], p);
+    }
+    if (Checked) *mx = std::max(*mx, m);
+}
+
+// nvec == 1: the block's rows, the first from k0 and the open tail row up to
+// k1. indptr is checked a chunk of rows ahead of use, as in rowsN1Mode: every
+// pair (r, r + 1) with r0 <= r < r1 must be non-decreasing and within
+// [k0, k1] (always true of a well-formed matrix). Returns nonzero on
+// malformed structure, before reading anything it implies.
+template <bool Touch, bool Prefetch, class T, class I>
+int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part,
+                unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows) {
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    UIndex<I> mx = 0;
+    int64_t pf = s.k0;  // next nonzero whose partial element is prefetched
+    int64_t chk = s.k0;  // nonzeros [chk, a) were used clamped and are not checked yet
+    // Row r's span [ka, kb); a long row is checked as it goes (after settling
+    // the pending span), short rows' indices in spans of kCheckSpan.
+    auto row = [&](int64_t r, int64_t ka, int64_t kb) {
+        if (Prefetch)
+            for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
+                __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
+        if (kb - ka >= kCheckSpan) {
+            if (!chunkIndicesOk(idx, chk, ka, lim)) return false;
+            scatterRow<Touch, true>(val, idx, ka, kb, x[r * xs], part, flags, t, lim, &mx);
+            chk = kb;
+            return mx <= lim;
+        }
+        scatterRow<Touch, false>(val, idx, ka, kb, x[r * xs], part, flags, t, lim, &mx);
+        if (kb - chk >= kCheckSpan) {
+            if (!chunkIndicesOk(idx, chk, kb, lim)) return false;
+            chk = kb;
+        }
+        return true;
+    };
+    int64_t a = s.k0, r = s.r0;
+    if (r < s.r1) {  // first row, from k0
+        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
+        if (!row(r, a, e)) return 1;
+        a = e;
+        ++r;
+    }
+    while (r < s.r1) {
+        const int64_t re = std::min(s.r1, r + kChunkRows);
+        if (static_cast<int64_t>(indptr[re]) > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
+        for (; r < re; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (!row(r, a, e)) return 1;
+            a = e;
+        }
+    }
+    if (r < rows && a < s.k1) {  // the open tail row
+        if (!row(r, a, s.k1)) return 1;
+        a = s.k1;
+    }
+    return !chunkIndicesOk(idx, chk, a, lim);
+}
+
 template <class T, class I>
 void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
     const I* indptr = static_cast<const I*>(args[0]);
@@ -42,20 +128,32 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     const T* val = static_cast<const T*>(args[2]);
     const T* x = static_cast<const T*>(args[3]);
     void* ws = args[5];
-    T* part = partial<T>(ws, t, b);
+    const bool direct = directY<T>(t);
+    T* part = direct ? static_cast<T*>(args[4]) : partial<T>(ws, t, b);
     unsigned char* flags = pageFlags(ws, t, b);
-    std::memset(flags, 0, static_cast<size_t>(t.pages));
+    // direct: every page counts as touched (zeroed here, up front).
+    if (direct) std::fill(part, part + t.cols, T{});
+    std::memset(flags, direct ? 1 : 0, static_cast<size_t>(t.pages));
     const int64_t rows = t.rows, nnzT = static_cast<int64_t>(indptr[rows]);
     const Segment s = blockSegment(indptr, rows, nnzT, b, nb);
     if (t.cols == 0) {
         if (s.k1 > s.k0) flagError(ws);
         return;
     }
+    if (t.nvec == 1) {
+        const int64_t xs = t.xRowStride;
+        const bool pref = scattered(idx, s.k0, s.k1, 1);
+        int bad;
+        if (direct) bad = pref ? scatterRows<false, true>(indptr, idx, val, x, xs, part, flags, t, s, rows)
+                               : scatterRows<false, false>(indptr, idx, val, x, xs, part, flags, t, s, rows);
+        else bad = pref ? scatterRows<true, true>(indptr, idx, val, x, xs, part, flags, t, s, rows)
+                        : scatterRows<true, false>(indptr, idx, val, x, xs, part, flags, t, s, rows);
+        if (bad) flagError(ws);
+        return;
+    }
     const uint64_t cols = static_cast<uint64_t>(t.cols);
     const int64_t rEnd = s.r1 < rows ? s.r1 + 1 : s.r1;  // the open tail row too
     int bad = 0;
-    const bool pref = t.nvec == 1 && scattered(idx, s.k0, s.k1, 1);
-    int64_t pf = s.k0;  // next nonzero whose partial element is prefetched
     for (int64_t r = s.r0; r < rEnd; ++r) {
         int64_t a = r == s.r0 ? s.k0 : static_cast<int64_t>(indptr[r]);
         int64_t e = s.k1;
@@ -64,28 +162,14 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
             bad |= e < static_cast<int64_t>(indptr[r]);
         }
         const int64_t ka = clampK(a, s.k0, s.k1), kb = clampK(e, ka, s.k1);
-        if (ka == kb) continue;
-        if (t.nvec == 1) {
-            const T xr = x[r * t.xRowStride];
-            if (pref)
-                for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
-                    __builtin_prefetch(part + static_cast<uint64_t>(static_cast<int64_t>(idx[pf])), 1);
-            for (int64_t k = ka; k < kb; ++k) {
-                const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[k]));
-                if (__builtin_expect(c >= cols, 0)) { bad = 1; continue; }
-                touch(part, flags, t, c);
-                part[c] = add(part[c], mul(val[k], xr));
-            }
-        } else {
-            const T* xrow = x + r * t.xRowStride;
-            for (int64_t k = ka; k < kb; ++k) {
-                const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[k]));
-                if (__builtin_expect(c >= cols, 0)) { bad = 1; continue; }
-                touch(part, flags, t, c);
-                T* pc = part + c;
-                for (int64_t v = 0; v < t.nvec; ++v)
-                    pc[v * t.cols] = add(pc[v * t.cols], mul(val[k], xrow[v * t.xColStride]));
-            }
+        const T* xrow = x + r * t.xRowStride;
+        for (int64_t k = ka; k < kb; ++k) {
+            const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[k]));
+            if (__builtin_expect(c >= cols, 0)) { bad = 1; continue; }
+            touch(part, flags, t, c);
+            T* pc = part + c;
+            for (int64_t v = 0; v < t.nvec; ++v)
+                pc[v * t.cols] = add(pc[v * t.cols], mul(val[k], xrow[v * t.xColStride]));
         }
     }
     if (bad) flagError(ws);
@@ -120,6 +204,7 @@ template <class T>
 void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
     void* ws = args[5];
     T* y = static_cast<T*>(args[4]);
+    if (directY<T>(t)) return;  // the scatter wrote y
     const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
     const int64_t blocks = t.usedCoreNum;
     const int64_t p0 = t.pages * b / nb, p1 = t.pages * (b + 1) / nb;
