@@ -39,7 +39,10 @@ alStatus_t withoutGil(F&& f) {
         case AL_STATUS_INVALID_ENUM:
             throw py::value_error(msg);
         case AL_STATUS_ALLOC_FAILED:
-            throw std::bad_alloc();
+            // MemoryError, as for a host allocation, but with the device's
+            // reason (the ACL call and its code) instead of an empty message.
+            PyErr_SetString(PyExc_MemoryError, msg.c_str());
+            throw py::error_already_set();
         default: {
             py::object err = py::reinterpret_borrow<py::object>(gHostError)(msg, static_cast<int>(st));
             PyErr_SetObject(gHostError, err.ptr());

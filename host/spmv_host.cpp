@@ -209,7 +209,8 @@ extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* al
 
     Workspace ws(dev);
     if (ws.allocate(static_cast<size_t>(t.workspaceSize)) != AL_STATUS_SUCCESS)
-        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(t.workspaceSize) + " bytes of workspace");
+        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(t.workspaceSize) +
+                                                " bytes of workspace: " + lastErrorCStr());
     static const unsigned char kZeroStatus[64] = {};
     if ((st = dev.copyToDevice(ws.get(), kZeroStatus, sizeof(kZeroStatus))) != AL_STATUS_SUCCESS) return st;
     void* args[6] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),

@@ -297,7 +297,9 @@ def test_injected_failure(checks, op, spec):
     assert injected, "the failure was never reached"
     assert err is not None
     if spec.startswith("malloc"):
-        assert err.startswith("MemoryError")
+        # MemoryError, with the failing ACL call and its code in the message
+        assert err.startswith("MemoryError: "), err
+        assert "aclrtMalloc(" in err and "ACL error 207001" in err and "out of device memory" in err, err
     else:
         assert "ACL error 507899" in err and "driver internal error" in err, err
     assert untouched, "the caller's output changed although the call failed"
