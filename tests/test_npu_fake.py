@@ -5,32 +5,16 @@ environment runs in a subprocess with ASCEND_LINALG_ACL_LIB (and FAKE_ACL_*)
 set before ascend_linalg is imported.
 """
 import ctypes
-import json
-import os
 import pathlib
 import re
 import shutil
 import subprocess
-import sys
-import textwrap
 
 import pytest
 
-from ascend_linalg.testing import fake_acl_path
+from _fake_npu import FAKE, run
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FAKE = fake_acl_path()
-
-
-def run(code, **env):
-    """Run `code` in a fresh interpreter; it prints one JSON value, returned here."""
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(("ASCEND_", "FAKE_ACL_"))}
-    e.update({k: str(v) for k, v in env.items()})
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e,
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 INFO = """
