@@ -38,6 +38,28 @@ def _operand(x, dtype):
     return x
 
 
+def run_spmv(backend, A, version, hooked, trans, alpha, indptr, indices, data, rows, cols, x, beta, y):
+    """``_core.spmv`` on arrays taken from matrix ``A``; on the npu through A's
+    device copy (:mod:`._residency`), ``version`` being A's version read before
+    the arrays were (``A`` None: a temporary, no copy). When device memory runs
+    out while other matrices hold copies, those are freed and the call is
+    tried once more. ``hooked``: A's class reports its own changes."""
+    from .. import _core
+    if backend != "npu" or A is None:
+        _core.spmv(backend, trans, alpha, indptr, indices, data, rows, cols, x, beta, y)
+        return
+    from . import _residency
+    resident, verify = _residency.resident_for(A, version, data.dtype, indptr.dtype, hooked)
+    try:
+        _core.spmv(backend, trans, alpha, indptr, indices, data, rows, cols, x, beta, y,
+                   resident=resident, verify=verify)
+    except MemoryError:
+        if resident is None or not _residency.evict_others(A):
+            raise
+        _core.spmv(backend, trans, alpha, indptr, indices, data, rows, cols, x, beta, y,
+                   resident=resident, verify=verify)
+
+
 def matvec(A, other, transposed):
     """``A @ other`` for 1-D or 2-D ndarray ``other`` (shape already checked).
 
@@ -53,6 +75,7 @@ def matvec(A, other, transposed):
     if dtype not in _KERNEL_DTYPES:
         record(op, "scipy", f"no {backend} kernel for result dtype {dtype}")
         return None
+    version = A.__dict__.get("_al_version", 0)  # before the arrays are read
     M, N = A._shape_as_2d
     rows, cols = (N, M) if transposed else (M, N)
     index = _index_arrays(A)
@@ -63,7 +86,7 @@ def matvec(A, other, transposed):
     data = np.ascontiguousarray(A.data, dtype=dtype)
     x = _operand(other, dtype)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
-    from .. import _core
-    _core.spmv(backend, transposed, _ONE[dtype], indptr, indices, data, rows, cols, x, _ZERO[dtype], y)
+    run_spmv(backend, A, version, True, transposed, _ONE[dtype], indptr, indices, data, rows, cols,
+             x, _ZERO[dtype], y)
     record(op, backend)
     return y

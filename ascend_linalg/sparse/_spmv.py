@@ -10,7 +10,8 @@ import scipy.sparse as _sp
 from scipy.sparse._sputils import upcast_char
 
 from .._routing import record, route
-from ._matvec import _KERNEL_DTYPES, _index_arrays, _operand
+from ._classes import _Routed
+from ._matvec import _KERNEL_DTYPES, _index_arrays, _operand, run_spmv
 
 __all__ = ["spmv"]
 
@@ -76,18 +77,21 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False):
             raise ValueError("spmv: y is read-only")
     backend = route("spmv")
     if backend != "scipy" and dtype in _KERNEL_DTYPES:
-        if A.format not in ("csr", "csc"):
+        # A converted here is a temporary: no device copy outlives the call.
+        own = A.format in ("csr", "csc")
+        if not own:
             A = A.tocsr()
+        version = A.__dict__.get("_al_version", 0)  # before the arrays are read
         index = _index_arrays(A)
         if index is not None:
-            from .. import _core
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
             target = y if all(s >= 0 and s % dtype.itemsize == 0 for s in y.strides) else np.array(y)
-            _core.spmv(backend, kernel_trans, np.array([alpha], dtype=dtype), index[0], index[1],
-                       np.ascontiguousarray(A.data, dtype=dtype), srows, scols, _operand(x, dtype),
-                       np.array([beta], dtype=dtype), target)
+            run_spmv(backend, A if own else None, version, isinstance(A, _Routed),
+                     kernel_trans, np.array([alpha], dtype=dtype), index[0], index[1],
+                     np.ascontiguousarray(A.data, dtype=dtype), srows, scols, _operand(x, dtype),
+                     np.array([beta], dtype=dtype), target)
             if target is not y:
                 y[...] = target
             record("spmv", backend)
