@@ -363,6 +363,11 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     if (st != AL_STATUS_SUCCESS) return st;
     int32_t bad;
     if ((st = dev.copyToHost(&bad, ws.get(), sizeof(bad))) != AL_STATUS_SUCCESS) return st;
+    // 2: a device kernel build that lacks this value type (the arch22 Ascend C
+    // kernels compute float32 only); the CPU kernels never set it.
+    if (bad == 2)
+        return fail(AL_STATUS_NOT_SUPPORTED, "the device's SpMV kernels do not compute value type " +
+                                                 std::to_string(ct) + " (the Ascend C build computes float32)");
     if (bad)
         return fail(AL_STATUS_INVALID_VALUE,
                     "malformed sparse structure: indptr must be non-decreasing within [0, nnz] and "

@@ -159,9 +159,13 @@ std::string selfDir() {
     return ".";
 }
 
+// $ASCEND_LINALG_KERNEL_BIN, else the installed binary next to _core, else the
+// one a meson build tree holds (kernels/ascendc/<arch>/, editable installs).
 std::string kernelBinaryPath(const std::string& soc) {
     if (const char* p = std::getenv("ASCEND_LINALG_KERNEL_BIN"); p && *p) return p;
-    return selfDir() + "/kernels/" + socArch(soc) + "/ascend_linalg_kernels.o";
+    const std::string installed = selfDir() + "/kernels/" + socArch(soc) + "/ascend_linalg_kernels.o";
+    const std::string buildTree = selfDir() + "/../kernels/ascendc/" + socArch(soc) + "/ascend_linalg_kernels.o";
+    return !isFile(installed) && isFile(buildTree) ? buildTree : installed;
 }
 
 std::vector<std::string> candidatePaths() {

@@ -32,7 +32,8 @@ const char* aclErrorMeaning(int code);
 // aclrtGetDeviceCount and aclrtGetSocName. Usable when every symbol resolves,
 // init works, at least one device is present and kernels can be found
 // ($ASCEND_LINALG_KERNEL_BIN, else kernels/<arch>/ascend_linalg_kernels.o next
-// to the library holding this code). Result cached per process.
+// to the library holding this code, else ../kernels/ascendc/<arch>/ of a meson
+// build tree). Result cached per process.
 const AclDiscovery& discoverAcl();
 
 // A device for NPU `deviceId`, or nullptr with *why set.
