@@ -17,15 +17,15 @@ from ._matvec import matvec
 
 __all__ = ["csr_array", "csr_matrix", "csc_array", "csc_matrix"]
 
-# scipy's (>= 1.14) in-place operations on compressed matrices: every other
-# change goes through assignment to one of _STATE (prune, resize, check_format,
-# the shape setter's __dict__ swap) or is a new object (_with_data, copies).
-# __setitem__ covers _set_many/_zero_many/_insert_many, setdiag covers _setdiag,
-# __imul__/__itruediv__ scale data in place.
+# scipy's (>= 1.14; it has no _set_self) in-place operations on compressed
+# matrices. __setitem__ covers _set_many/_zero_many/_insert_many, setdiag
+# covers _setdiag, __imul__/__itruediv__ scale data in place. Every other
+# change assigns data/indices/indptr or the shape (check_format, the shape
+# setter's __dict__ swap), which _residency sees by keying a device copy on
+# those very array objects and the shape: no __setattr__ hook, which would tax
+# every construction and slice.
 _MUTATORS = ("__setitem__", "setdiag", "sort_indices", "sum_duplicates", "eliminate_zeros",
              "prune", "resize", "__imul__", "__itruediv__")
-_STATE = frozenset(("data", "indices", "indptr", "_shape", "__dict__",
-                    "has_sorted_indices", "has_canonical_format"))
 
 
 def _reporting(name):
@@ -42,11 +42,6 @@ def _reporting(name):
 
 class _Routed:
     _transposed_storage = False
-
-    def __setattr__(self, name, value):
-        super().__setattr__(name, value)
-        if name in _STATE:
-            _residency.changed(self)
 
     def _matmul_vector(self, other):
         y = matvec(self, other, self._transposed_storage)

@@ -12,9 +12,10 @@ A changed matrix is never answered from a stale copy:
     straight into ``A.data``.
 ``trusted``
     No fingerprint. The copy is dropped when the matrix changes through its
-    own methods or attributes (every mutating scipy method of the project's
-    classes, and assignment to ``data``/``indices``/``indptr``/shape/flags),
-    and when its arrays are replaced. Writes into the arrays by any other
+    own methods (every in-place scipy method of the project's classes reports
+    itself) and whenever ``data``, ``indices``, ``indptr`` or the shape is no
+    longer what it was: the copy is keyed on those very array objects (weak
+    references) and the shape, so assigning any of them counts. Writes into the arrays by any other
     route (numpy, another matrix sharing them) are the caller's promise not
     to make. Matrices of scipy's own classes (no hooks) are always checked.
 ``off``
@@ -31,7 +32,7 @@ import weakref
 
 from .. import _core
 
-__all__ = ["MODES", "get_residency", "set_residency", "changed", "resident_for", "clear",
+__all__ = ["MODES", "get_residency", "set_residency", "changed", "track", "resident_for", "clear",
            "evict_others", "info"]
 
 MODES = ("checked", "trusted", "off")
@@ -87,10 +88,6 @@ class _Entry:
                 and all(r() is s for r, s in zip(self.sources, sources)))
 
 
-def _version(A):
-    return A.__dict__.get("_al_version", 0)
-
-
 def _drop(entry):
     entry.finalizer.detach()       # releases its reference: the device copy goes now
 
@@ -104,8 +101,12 @@ def _forget(key, entry):
 
 def changed(A):
     """Called after every change made through a project class's own methods or
-    attributes: the matrix gets a new version and loses its device copy."""
-    A.__dict__["_al_version"] = next(_versions)
+    attributes: a tracked matrix gets a new version and loses its device copy.
+    (Untracked ones, never used on the npu, pay one dict lookup: constructors
+    and slicing set these attributes all the time.)"""
+    d = A.__dict__
+    if "_al_version" in d:
+        d["_al_version"] = next(_versions)
     if _entries:
         with _lock:
             entry = _entries.pop(id(A), None)
@@ -113,23 +114,28 @@ def changed(A):
             _drop(entry)
 
 
-def version(A):
-    """Read *before* the arrays of a call are taken, see :func:`resident_for`."""
-    return _version(A)
+def track(A):
+    """A's version, making A tracked first: read it *before* the arrays of an
+    npu call are taken (see :func:`resident_for`)."""
+    d = A.__dict__
+    v = d.get("_al_version")
+    if v is None:
+        v = d["_al_version"] = next(_versions)
+    return v
 
 
-def resident_for(A, version, dtype, index_dtype, hooked):
+def resident_for(A, version, sources, dtype, index_dtype, hooked):
     """``(CsrResidency, verify)`` for matrix ``A`` on the npu, or ``(None, False)``.
 
-    ``version`` is what :func:`version` returned before the caller read A's
-    arrays: a change made meanwhile leaves the entry stale for the next call.
-    ``hooked``: A's class reports its changes (:func:`changed`); if not, the
-    copy is always checked.
+    ``version`` is what :func:`track` returned before the caller read A's
+    arrays ``sources`` (data, indices, indptr: the very objects the call's
+    arrays were made from): a change made meanwhile leaves the entry stale for
+    the next call. ``hooked``: A's class reports its changes (:func:`changed`);
+    if not, the copy is always checked.
     """
     mode = _mode
     if mode == "off":
         return None, False
-    sources = (A.data, A.indices, A.indptr)
     key = (dtype, index_dtype, A.shape)
     ident = id(A)
     with _lock:
