@@ -550,3 +550,28 @@ print(json.dumps(dict(first=first, second=second, err=err)))
     assert out["first"]["finalized"] and out["first"]["freed"] == 3 and out["first"]["resets"] == 1
     assert out["second"]["note"] == "already shut down" and not out["second"]["finalized"]
     assert out["err"].startswith("HostError") and "shut down at interpreter exit" in out["err"]
+
+
+def test_forked_child_neither_uses_nor_releases_the_parents_runtime(tmp_path):
+    code = r"""
+import os, sys, numpy as np, scipy.sparse as sp
+import ascend_linalg, ascend_linalg.sparse as asp
+ascend_linalg.set_backend("npu")
+A = asp.csr_matrix(sp.random(30, 20, density=0.2, format="csr", random_state=3))
+A @ np.ones(20)
+pid = os.fork()
+if pid == 0:
+    try:
+        A @ np.ones(20)
+        sys.exit(3)
+    except Exception as exc:
+        sys.exit(0 if "forked child cannot use it" in str(exc) else 4)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, os.waitstatus_to_exitcode(status)
+A @ np.ones(20)   # the parent still can
+"""
+    events, _ = _report(tmp_path, code)
+    assert [e["event"] for e in events].count("finalize") == 1, events   # the parent's only
+    child_exit, parent_exit = [e for e in events if e["event"] == "exit"]
+    assert child_exit["finalizes"] == 0 and child_exit["resets"] == 0
+    assert parent_exit["finalizes"] == 1 and parent_exit["outstanding"] == 0

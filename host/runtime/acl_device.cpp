@@ -12,6 +12,7 @@
 #include "acl_abi.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -78,9 +79,22 @@ std::mutex gRegMu;
 std::vector<AclDevice*> gDevices;         // open devices (released at shutdown)
 std::map<int32_t, int64_t> gSetCounts;    // successful aclrtSetDevice calls per device
 
+constexpr const char* kForked =
+    "the Ascend runtime was initialised in the parent process; a forked child cannot use it";
+std::atomic<bool> gForked{false};
+
 alStatus_t shutDown() {
-    setLastError(kShutDown);
+    setLastError(gForked.load() ? kForked : kShutDown);
     return AL_STATUS_NOT_INITIALIZED;
+}
+
+// A child forked after the runtime was loaded must neither use the parent's
+// device state nor release it (its exit would reset and finalize the parent's
+// runtime): it starts out shut down.
+void atforkChild() {
+    gForked = true;
+    gStopping = true;
+    gShutdown = true;
 }
 
 // Shared hold on the runtime for one device call; false once shutdown began.
@@ -218,6 +232,7 @@ AclDiscovery discover() {
     }
     d.runtimeRunsCpuKernels = dlsym(lib, "fakeAclRunsCpuKernels") != nullptr;
     gApiLoaded = true;
+    pthread_atfork(nullptr, nullptr, atforkChild);
     aclError e = gApi.init(nullptr);
     // Only an init of ours is ours to finalize; 100002 means another library
     // of this process initialised ACL and will finalize it.
@@ -499,6 +514,10 @@ const AclDiscovery& discoverAcl() {
 
 AclShutdownReport aclShutdown(double timeoutSeconds) {
     AclShutdownReport r;
+    if (gForked.load()) {
+        r.note = "forked child: the runtime is the parent's to release";
+        return r;
+    }
     if (gStopping.exchange(true) && gShutdown.load()) {
         r.note = "already shut down";
         return r;
@@ -550,7 +569,7 @@ AclShutdownReport aclShutdown(double timeoutSeconds) {
 
 std::unique_ptr<Device> openAclDevice(int32_t deviceId, std::string* why) {
     if (gStopping.load()) {
-        if (why) *why = kShutDown;
+        if (why) *why = gForked.load() ? kForked : kShutDown;
         return nullptr;
     }
     const AclDiscovery& d = discoverAcl();
