@@ -13,6 +13,7 @@
 //   tiling (the last argument).
 // - Environment: FAKE_ACL_DEVICE_COUNT (default 1), FAKE_ACL_SOC (default
 //   Ascend950PR_9599), FAKE_ACL_FAIL (injected failures, see parseFail),
+//   FAKE_ACL_MISSING_KERNELS=<name,...> (the "binary" lacks those kernels),
 //   FAKE_ACL_PREINIT=1 (behave as if another library of the process had
 //   called aclInit first: our aclInit gets 100002), FAKE_ACL_REPORT=<file>
 //   (append one JSON line per aclFinalize and one at process exit with what
@@ -375,6 +376,12 @@ FAKE_API aclError aclrtBinaryUnLoad(void* handle) {
 
 FAKE_API aclError aclrtBinaryGetFunction(void* binary, const char* name, void** func) {
     if (!binary || !name || !func) return kInvalidParam;
+    // FAKE_ACL_MISSING_KERNELS=a,b: a binary built without those kernels (as an
+    // architecture's binary that lacks an op).
+    if (const char* missing = std::getenv("FAKE_ACL_MISSING_KERNELS")) {
+        const std::string list = std::string(",") + missing + ",";
+        if (list.find(std::string(",") + name + ",") != std::string::npos) return kInvalidParam;
+    }
     for (const Kernel& k : kKernels) {
         if (k.entry && std::strcmp(k.name, name) == 0) {
             *func = const_cast<Kernel*>(&k);

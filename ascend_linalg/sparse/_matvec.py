@@ -8,8 +8,9 @@ logged). Result dtype is scipy's ``upcast_char`` of the matrix and operand.
 import numpy as np
 from scipy.sparse._sputils import upcast_char
 
-from .._routing import record, route
+from .._routing import kernel_lacking, record, route
 from . import _residency
+from .._core import HostError
 
 # Result dtypes the SpMV kernels compute in, with their alpha = 1 and beta = 0.
 _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
@@ -93,7 +94,14 @@ def matvec(A, other, transposed):
     data = np.ascontiguousarray(srcs[0], dtype=dtype)
     x = _operand(other, dtype)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
-    run_spmv(backend, A, version, srcs, True, transposed, _ONE[dtype], indptr, indices, data, rows, cols,
-             x, _ZERO[dtype], y)
+    try:
+        run_spmv(backend, A, version, srcs, True, transposed, _ONE[dtype], indptr, indices, data, rows, cols,
+                 x, _ZERO[dtype], y)
+    except HostError as exc:
+        why = kernel_lacking(backend, exc)
+        if why is None:
+            raise
+        record(op, "scipy", why)
+        return None
     record(op, backend)
     return y
