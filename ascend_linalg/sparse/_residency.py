@@ -100,10 +100,9 @@ def _forget(key, entry):
 
 
 def changed(A):
-    """Called after every change made through a project class's own methods or
-    attributes: a tracked matrix gets a new version and loses its device copy.
-    (Untracked ones, never used on the npu, pay one dict lookup: constructors
-    and slicing set these attributes all the time.)"""
+    """Called after every in-place method of a project class: a tracked matrix
+    (one used on the npu) gets a new version, and any device copy is dropped.
+    Assignments of its arrays or shape need no call: entries are keyed on them."""
     d = A.__dict__
     if "_al_version" in d:
         d["_al_version"] = next(_versions)
