@@ -8,19 +8,21 @@ otherwise on scipy itself.
 Backend selection: ``$ASCEND_LINALG_BACKEND``, :func:`set_backend`,
 :func:`use_backend` (context-local), one of ``auto`` (default), ``npu``,
 ``cpu``, ``scipy``. Every routed call logs one DEBUG record on the logger
-``ascend_linalg.dispatch``.
+``ascend_linalg.dispatch``. On the NPU a sparse matrix stays on the device
+between products (:func:`set_residency`, ``$ASCEND_LINALG_RESIDENCY``).
 """
 import atexit as _atexit
 
 from . import _core
 from ._routing import (BACKENDS, BackendUnavailableError, get_backend, set_backend,
                        use_backend)
+from .sparse._residency import get_residency, set_residency
 
 __version__ = _core.__version__
 
 __all__ = ["BACKENDS", "BackendUnavailableError", "get_backend", "set_backend",
            "use_backend", "devices", "show_config", "get_num_threads",
-           "set_num_threads", "__version__"]
+           "set_num_threads", "get_residency", "set_residency", "__version__"]
 
 
 def devices():
@@ -56,6 +58,7 @@ def show_config(file=None):
     print(f"  python {platform.python_version()}, numpy {numpy.__version__}, "
           f"scipy {scipy.__version__}, {platform.machine()}", file=out)
     print(f"  backend: {get_backend()} (csymm and SpMV run on: {route('show_config')})", file=out)
+    print(f"  residency of sparse matrices on the npu: {get_residency()}", file=out)
     print("  devices:", file=out)
     for d in devices():
         mark = "yes" if d["usable"] else "no "
@@ -75,4 +78,14 @@ def set_num_threads(n):
     _core.cpu_set_num_threads(int(n))
 
 
-_atexit.register(_core.cpu_shutdown)
+def _at_exit():
+    """Interpreter exit: free the device copies of resident matrices, release
+    the Ascend runtime (aclFinalize only if our aclInit initialised it;
+    docs/npu.md), then join the CPU pool."""
+    from .sparse import _residency
+    _residency.clear()
+    _core.npu_shutdown()
+    _core.cpu_shutdown()
+
+
+_atexit.register(_at_exit)

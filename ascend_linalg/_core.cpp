@@ -12,6 +12,7 @@
 #include "ascend_linalg/al_blas.h"
 #include "ascend_linalg/al_sparse.h"
 #include "host/csymm_tiling.h"
+#include "host/fingerprint.h"
 #include "host/runtime/acl_device.h"
 #include "host/runtime/cpu_device.h"
 
@@ -39,7 +40,10 @@ alStatus_t withoutGil(F&& f) {
         case AL_STATUS_INVALID_ENUM:
             throw py::value_error(msg);
         case AL_STATUS_ALLOC_FAILED:
-            throw std::bad_alloc();
+            // MemoryError, as for a host allocation, but with the device's
+            // reason (the ACL call and its code) instead of an empty message.
+            PyErr_SetString(PyExc_MemoryError, msg.c_str());
+            throw py::error_already_set();
         default: {
             py::object err = py::reinterpret_borrow<py::object>(gHostError)(msg, static_cast<int>(st));
             PyErr_SetObject(gHostError, err.ptr());
@@ -172,8 +176,34 @@ alDnMatDescr denseView(py::array arr, const char* name, bool writable) {
     return d;
 }
 
+// A device-resident CSR copy (alCsrResident_t), freed with the Python object.
+class CsrResidency {
+public:
+    CsrResidency() {
+        if (alCsrResidentCreate(&r_) != AL_STATUS_SUCCESS) throw std::bad_alloc();
+    }
+    ~CsrResidency() { alCsrResidentDestroy(r_); }
+    CsrResidency(const CsrResidency&) = delete;
+    CsrResidency& operator=(const CsrResidency&) = delete;
+    alCsrResident_t get() const { return r_; }
+    alCsrResidentInfo info() const {
+        alCsrResidentInfo i{};
+        alCsrResidentGetInfo(r_, &i);
+        return i;
+    }
+
+private:
+    alCsrResident_t r_ = nullptr;
+};
+
 void spmv(const std::string& device, bool trans, py::array alpha, py::array indptr, py::array indices,
-          py::array data, int64_t rows, int64_t cols, py::array x, py::array beta, py::array y) {
+          py::array data, int64_t rows, int64_t cols, py::array x, py::array beta, py::array y,
+          py::object resident, bool verify) {
+    CsrResidency* res = nullptr;
+    if (!resident.is_none()) {
+        if (!py::isinstance<CsrResidency>(resident)) throw py::type_error("resident must be a CsrResidency or None");
+        res = resident.cast<CsrResidency*>();
+    }
     if (indptr.ndim() != 1 || indices.ndim() != 1 || data.ndim() != 1)
         throw py::value_error("indptr, indices and data must be 1-D");
     if (!indptr.dtype().is(indices.dtype())) throw py::value_error("indptr and indices must share one dtype");
@@ -201,7 +231,11 @@ void spmv(const std::string& device, bool trans, py::array alpha, py::array indp
     const void* al = scalar(alpha, "alpha");
     const void* be = scalar(beta, "beta");
     alHandle_t h = handleFor(device);
-    alStatus_t st = withoutGil([&] { return alSpmv(h, trans ? AL_OP_T : AL_OP_N, al, &A, &X, be, &Y, A.valueType); });
+    const alOperation_t op = trans ? AL_OP_T : AL_OP_N;
+    alStatus_t st = withoutGil([&] {
+        return res ? alSpmvResident(h, op, al, &A, res->get(), verify, &X, be, &Y, A.valueType)
+                   : alSpmv(h, op, al, &A, &X, be, &Y, A.valueType);
+    });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
 }
 
@@ -254,7 +288,28 @@ PYBIND11_MODULE(_core, m) {
           "Why the last host call on this thread failed");
     m.def("spmv", &spmv, py::arg("device"), py::arg("trans"), py::arg("alpha"), py::arg("indptr"),
           py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("beta"),
-          py::arg("y"));
+          py::arg("y"), py::arg("resident") = py::none(), py::arg("verify") = true);
+    m.def(
+        "fingerprint",
+        [](const std::vector<py::array>& arrays) {
+            std::vector<const void*> data;
+            std::vector<size_t> bytes;
+            for (const py::array& a : arrays) {
+                if (!(a.flags() & py::array::c_style)) throw py::value_error("fingerprint: arrays must be contiguous");
+                data.push_back(a.data());
+                bytes.push_back(static_cast<size_t>(a.nbytes()));
+            }
+            py::gil_scoped_release nogil;
+            return al::fingerprint(data.data(), bytes.data(), static_cast<int>(data.size()));
+        },
+        py::arg("arrays"), "The 64-bit fingerprint residency checks (host/fingerprint.h) of contiguous arrays");
+    py::class_<CsrResidency>(m, "CsrResidency",
+                             "A CSR matrix's arrays kept on the device between spmv calls (docs/npu.md)")
+        .def(py::init<>())
+        .def_property_readonly("uploads", [](const CsrResidency& r) { return r.info().uploads; },
+                               "how many times the matrix was uploaded into it")
+        .def_property_readonly("device_bytes", [](const CsrResidency& r) { return r.info().deviceBytes; },
+                               "device memory it holds now");
     m.def("acl_info", &aclInfo);
     m.def("csymm_tiling", &csymmTilingPy, py::arg("side"), py::arg("uplo"), py::arg("m"), py::arg("n"),
           py::arg("alpha") = std::complex<float>(1), py::arg("beta") = std::complex<float>(0),
@@ -269,6 +324,25 @@ PYBIND11_MODULE(_core, m) {
         al::cpuShutdown();
     });
     m.def("cpu_isa", &al::cpuIsa);
+    m.def(
+        "npu_shutdown",
+        [](double timeout) {
+            al::AclShutdownReport r;
+            {
+                py::gil_scoped_release nogil;  // running calls may need it to finish
+                r = al::aclShutdown(timeout);
+            }
+            py::dict d;
+            d["finalized"] = r.finalized;
+            d["freed"] = r.freed;
+            d["resets"] = r.resets;
+            d["note"] = r.note;
+            d["errors"] = r.errors;
+            return d;
+        },
+        py::arg("timeout") = 5.0,
+        "Release the Ascend runtime (interpreter exit): device memory, binary, stream, "
+        "aclrtResetDevice per aclrtSetDevice, aclFinalize if our aclInit initialised ACL");
     m.attr("STATUS") = py::dict(py::arg("SUCCESS") = 0, py::arg("NOT_INITIALIZED") = 1,
                                 py::arg("ALLOC_FAILED") = 2, py::arg("INVALID_VALUE") = 3,
                                 py::arg("MAPPING_ERROR") = 4, py::arg("EXECUTION_FAILED") = 5,

@@ -12,7 +12,7 @@ import os
 import threading
 
 __all__ = ["BACKENDS", "BackendUnavailableError", "get_backend", "set_backend",
-           "use_backend", "route", "log"]
+           "use_backend", "route", "record", "kernel_lacking", "log"]
 
 BACKENDS = ("auto", "npu", "cpu", "scipy")
 
@@ -90,6 +90,18 @@ def route(op):
     if name == "npu":
         raise BackendUnavailableError(f"{op}: backend 'npu' requested but no NPU is usable: {reason}")
     return "scipy"
+
+
+def kernel_lacking(backend, exc):
+    """Why ``exc`` (a ``_core.HostError`` from ``backend``) means the device has
+    no kernel for this case, or None. The NPU's kernel binary may lack an op
+    (ARCH_MISMATCH from the function lookup) or a value type (NOT_SUPPORTED);
+    such a call goes to scipy, as a dtype without a kernel does."""
+    from . import _core
+    status = exc.args[1] if len(exc.args) > 1 else None
+    if backend == "npu" and status in (_core.STATUS["ARCH_MISMATCH"], _core.STATUS["NOT_SUPPORTED"]):
+        return f"the npu has no kernel for it: {exc.args[0]}"
+    return None
 
 
 def record(op, backend, reason=None):

@@ -3,7 +3,17 @@ import logging
 import os
 from contextlib import contextmanager
 
-__all__ = ["dispatch_records", "fake_acl_path"]
+__all__ = ["dispatch_records", "fake_acl_path", "kernel_device"]
+
+
+def kernel_device():
+    """The project device on which tests that check the kernels run them:
+    ``$ASCEND_LINALG_TEST_DEVICE``, ``cpu`` (default) or ``npu`` (what
+    ``tools/validate_npu.py`` sets to run those tests on an Ascend device)."""
+    value = os.environ.get("ASCEND_LINALG_TEST_DEVICE", "cpu").strip().lower() or "cpu"
+    if value not in ("cpu", "npu"):
+        raise ValueError(f"$ASCEND_LINALG_TEST_DEVICE must be 'cpu' or 'npu', got {value!r}")
+    return value
 
 
 def fake_acl_path():

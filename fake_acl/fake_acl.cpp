@@ -12,10 +12,18 @@
 //   blocks 0..numBlocks-1, one after another, with the device copy of the
 //   tiling (the last argument).
 // - Environment: FAKE_ACL_DEVICE_COUNT (default 1), FAKE_ACL_SOC (default
-//   Ascend950PR_9599), FAKE_ACL_FAIL (injected failures, see parseFail).
+//   Ascend950PR_9599), FAKE_ACL_FAIL (injected failures, see parseFail),
+//   FAKE_ACL_MISSING_KERNELS=<name,...> (the "binary" lacks those kernels),
+//   FAKE_ACL_PREINIT=1 (behave as if another library of the process had
+//   called aclInit first: our aclInit gets 100002), FAKE_ACL_REPORT=<file>
+//   (append one JSON line per aclFinalize and one at process exit with what
+//   was still held: allocations, streams, loaded binaries, device references).
+// - aclrtSetDevice/aclrtResetDevice keep a per-device reference count, as the
+//   real runtime does (each set +1, each reset -1; a reset at 0 fails).
 // - Extra C functions for tests (ctypes): fakeAclStat(name), fakeAclReset(),
 //   fakeAclSetFail(spec), fakeAclKernelCount(), fakeAclKernelName(i).
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -67,6 +75,9 @@ struct State {
     std::map<std::string, Fail> fails;    // "init", "malloc", "memcpy", "launch", "sync", "setdevice"
     std::map<std::string, uint64_t> calls;
     bool failParsed = false;
+    std::map<int32_t, int64_t> deviceRefs;  // aclrtSetDevice - aclrtResetDevice per device
+    int64_t binariesLoaded = 0;             // loads - unloads
+    bool preinitDone = false;
 };
 
 State& st() {
@@ -141,6 +152,36 @@ std::map<uintptr_t, size_t>::iterator findRange(State& s, const void* p, size_t 
 
 bool isDevice(State& s, const void* p) { return findRange(s, p, 0) != s.allocs.end(); }
 
+int64_t deviceRefTotal(const State& s) {
+    int64_t n = 0;
+    for (const auto& kv : s.deviceRefs) n += kv.second;
+    return n;
+}
+
+// One JSON line on $FAKE_ACL_REPORT: what the process still held at `event`.
+void report(State& s, const char* event) {
+    const char* path = std::getenv("FAKE_ACL_REPORT");
+    if (!path || !*path) return;
+    FILE* f = std::fopen(path, "a");
+    if (!f) return;
+    std::fprintf(f,
+                 "{\"event\": \"%s\", \"inits\": %llu, \"finalizes\": %llu, \"initialised\": %d, "
+                 "\"outstanding\": %llu, \"outstanding_bytes\": %llu, \"streams\": %zu, "
+                 "\"binaries\": %lld, \"device_refs\": %lld, \"resets\": %llu, \"after_finalize\": %llu}\n",
+                 event, (unsigned long long)s.stats["inits"], (unsigned long long)s.stats["finalizes"],
+                 s.initialised ? 1 : 0, (unsigned long long)s.allocs.size(),
+                 (unsigned long long)s.stats["outstanding_bytes"], s.streams.size(), (long long)s.binariesLoaded,
+                 (long long)deviceRefTotal(s), (unsigned long long)s.stats["resets"],
+                 (unsigned long long)s.stats["after_finalize"]);
+    std::fclose(f);
+}
+
+__attribute__((destructor)) void reportAtExit() {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    report(s, "exit");
+}
+
 }  // namespace
 
 // ---- ACL API subset (signatures as in hicann/runtime include/external/acl) ----
@@ -149,6 +190,14 @@ FAKE_API aclError aclInit(const char*) {
     State& s = st();
     std::lock_guard<std::mutex> g(s.mu);
     if (aclError e = injected(s, "init")) return e;
+    if (!s.preinitDone) {  // FAKE_ACL_PREINIT: someone else initialised ACL before us
+        s.preinitDone = true;
+        const char* pre = std::getenv("FAKE_ACL_PREINIT");
+        if (pre && *pre == '1') {
+            s.initialised = true;
+            ++s.stats["inits_by_others"];
+        }
+    }
     if (s.initialised) return kRepeatInitialize;
     s.initialised = true;
     ++s.stats["inits"];
@@ -159,6 +208,8 @@ FAKE_API aclError aclFinalize() {
     State& s = st();
     std::lock_guard<std::mutex> g(s.mu);
     if (!s.initialised) return kUninitialize;
+    ++s.stats["finalizes"];
+    report(s, "finalize");
     s.initialised = false;
     return kSuccess;
 }
@@ -179,11 +230,24 @@ FAKE_API aclError aclrtSetDevice(int32_t id) {
     if (aclError e = injected(s, "setdevice")) return e;
     if (id < 0 || static_cast<uint32_t>(id) >= deviceCount()) return kInvalidDevice;
     ++s.stats["set_device"];
+    ++s.deviceRefs[id];
     return kSuccess;
 }
 
 FAKE_API aclError aclrtResetDevice(int32_t id) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!s.initialised) {
+        ++s.stats["after_finalize"];
+        return kUninitialize;
+    }
     if (id < 0 || static_cast<uint32_t>(id) >= deviceCount()) return kInvalidDevice;
+    if (s.deviceRefs[id] <= 0) {
+        ++s.stats["bad_calls"];
+        return kInvalidDevice;
+    }
+    --s.deviceRefs[id];
+    ++s.stats["resets"];
     return kSuccess;
 }
 
@@ -239,6 +303,10 @@ FAKE_API aclError aclrtMalloc(void** ptr, size_t size, int /*policy*/) {
 FAKE_API aclError aclrtFree(void* ptr) {
     State& s = st();
     std::lock_guard<std::mutex> g(s.mu);
+    if (!s.initialised) {
+        ++s.stats["after_finalize"];
+        return kUninitialize;
+    }
     auto it = s.allocs.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == s.allocs.end()) {
         ++s.stats["bad_calls"];
@@ -286,16 +354,34 @@ FAKE_API aclError aclrtBinaryLoadFromFile(const char* path, void* /*options*/, v
     State& s = st();
     std::lock_guard<std::mutex> g(s.mu);
     if (!path || !handle) return kInvalidParam;
+    if (!s.initialised) return kUninitialize;
     static int binary = 0;  // the kernels are built in; the file is not read
     *handle = &binary;
     ++s.stats["binary_loads"];
+    ++s.binariesLoaded;
     return kSuccess;
 }
 
-FAKE_API aclError aclrtBinaryUnLoad(void* handle) { return handle ? kSuccess : kInvalidParam; }
+FAKE_API aclError aclrtBinaryUnLoad(void* handle) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    if (!handle || s.binariesLoaded <= 0) {
+        ++s.stats["bad_calls"];
+        return kInvalidParam;
+    }
+    --s.binariesLoaded;
+    ++s.stats["binary_unloads"];
+    return kSuccess;
+}
 
 FAKE_API aclError aclrtBinaryGetFunction(void* binary, const char* name, void** func) {
     if (!binary || !name || !func) return kInvalidParam;
+    // FAKE_ACL_MISSING_KERNELS=a,b: a binary built without those kernels (as an
+    // architecture's binary that lacks an op).
+    if (const char* missing = std::getenv("FAKE_ACL_MISSING_KERNELS")) {
+        const std::string list = std::string(",") + missing + ",";
+        if (list.find(std::string(",") + name + ",") != std::string::npos) return kInvalidParam;
+    }
     for (const Kernel& k : kKernels) {
         if (k.entry && std::strcmp(k.name, name) == 0) {
             *func = const_cast<Kernel*>(&k);
@@ -348,23 +434,30 @@ FAKE_API int fakeAclRunsCpuKernels() { return 1; }
 
 // Named counters: bytes_h2d, bytes_d2h, bytes_d2d, copies_h2d, copies_d2h,
 // mallocs, frees, outstanding, outstanding_bytes, launches, blocks, inits,
-// set_device, binary_loads, bad_calls, injected_failures. Unknown names: 0.
+// inits_by_others, finalizes, set_device, resets, binary_loads,
+// binary_unloads, bad_calls, injected_failures, after_finalize; and the live
+// counts streams_live, binaries_live, device_refs. Unknown names: 0.
 FAKE_API uint64_t fakeAclStat(const char* name) {
     State& s = st();
     std::lock_guard<std::mutex> g(s.mu);
+    const std::string n = name ? name : "";
+    if (n == "streams_live") return s.streams.size();
+    if (n == "binaries_live") return static_cast<uint64_t>(s.binariesLoaded);
+    if (n == "device_refs") return static_cast<uint64_t>(deviceRefTotal(s));
     auto it = s.stats.find(name ? name : "");
     return it == s.stats.end() ? 0 : it->second;
 }
 
-// Zero the counters (live allocations stay, and stay counted) and the call
+// Zero the counters (live allocations stay, and stay counted, as do inits and
+// finalizes) and the call
 // counts behind `op:N` failures; re-read FAKE_ACL_FAIL.
 FAKE_API void fakeAclReset() {
     State& s = st();
     std::lock_guard<std::mutex> g(s.mu);
-    uint64_t outstanding = s.stats["outstanding"], bytes = s.stats["outstanding_bytes"];
-    s.stats.clear();
-    s.stats["outstanding"] = outstanding;
-    s.stats["outstanding_bytes"] = bytes;
+    std::map<std::string, uint64_t> keep;  // live counts and the runtime's lifecycle
+    for (const char* k : {"outstanding", "outstanding_bytes", "inits", "inits_by_others", "finalizes"})
+        keep[k] = s.stats[k];
+    s.stats.swap(keep);
     s.calls.clear();
     s.failParsed = false;
 }

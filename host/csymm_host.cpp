@@ -78,8 +78,12 @@ extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t
         B = static_cast<const alComplex*>(dB);
         C = static_cast<alComplex*>(dC);
     }
-    void* args[3] = {const_cast<alComplex*>(A), const_cast<alComplex*>(B), C};
-    st = dev.launch(kCsymmKernel, static_cast<uint32_t>(t.usedCoreNum), args, 3, &t, sizeof(t));
+    // The Ascend C kernel's workspace (csymm_tiling.h); the CPU kernels need none.
+    DeviceBuffer ws(dev);
+    if (!dev.sharesHostMemory() && (st = ws.allocate(static_cast<size_t>(t.workspaceSize))) != AL_STATUS_SUCCESS)
+        return st;
+    void* args[4] = {const_cast<alComplex*>(A), const_cast<alComplex*>(B), C, ws.get()};
+    st = dev.launch(kCsymmKernel, static_cast<uint32_t>(t.usedCoreNum), args, 4, &t, sizeof(t));
     if (st != AL_STATUS_SUCCESS) return st;
     return stage.commit();
 }

@@ -84,7 +84,9 @@ CsymmTilingData csymmTiling(int32_t side, int32_t uplo, int64_t m, int64_t n,
     t.tailK = static_cast<int32_t>(t.k - (kSteps > 0 ? (kSteps - 1) * bk : 0));
     int64_t tiles = static_cast<int64_t>(t.tilesM) * t.tilesN;
     t.usedCoreNum = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(tiles, cores)));
-    t.workspaceSize = 0;
+    t.workspaceSize = (m > 0 && n > 0)
+                          ? csymmWorkspaceLayout(m, n, t.k, bm, bn, t.usedCoreNum).bytes
+                          : 0;
     return t;
 }
 

@@ -46,10 +46,46 @@ struct CsymmTilingData {
     int32_t tailM, tailN, tailK;     // extent of the last tile in each dimension
     int32_t usedCoreNum;        // blocks launched (<= platform coreNum, <= tiles)
     int32_t reserved;
-    int64_t workspaceSize;      // bytes of device workspace the kernel needs
+    int64_t workspaceSize;      // bytes of device workspace the Ascend C kernel needs (layout below)
 };
 
+// Functions the Ascend C kernels call too (they include this header after
+// kernel_operator.h, which defines __aicore__).
+#ifdef __aicore__
+#define AL_TILING_FN __aicore__ inline
+#else
+#define AL_TILING_FN inline
+#endif
+
+// Device workspace of the Ascend C kernel (kernels/csymm/arch35), which the
+// host allocates on devices with their own memory and passes as the fourth
+// GM_ADDR (the CPU kernels ignore it). C = L * R with L m x k and R k x n
+// (LEFT: L = sym(A), R = B; RIGHT: L = B, R = sym(A)); in planar float32:
+//   Cr = [Lr | -Li] * [Rr ; Ri],   Ci = [Lr | Li] * [Ri ; Rr]
+// two real products of depth 2k. Offsets in float elements from the end of
+// the Matmul API's system area (kCsymmSysWorkspaceBytes), column-major:
+//   l1 = [Lr | -Li], l2 = [Lr | Li]   (m x 2k each)
+//   r1 = [Rr ; Ri],  r2 = [Ri ; Rr]   (2k x n each)
+//   acc: per block the real and imaginary blockM x blockN result tiles.
+constexpr int64_t kCsymmSysWorkspaceBytes = int64_t(16) << 20;
+struct CsymmWorkspaceLayout {
+    int64_t l1, l2, r1, r2, acc;  // float offsets
+    int64_t bytes;                // total, system area included
+};
+AL_TILING_FN CsymmWorkspaceLayout csymmWorkspaceLayout(int64_t m, int64_t n, int64_t k, int64_t blockM,
+                                                      int64_t blockN, int64_t blocks) {
+    CsymmWorkspaceLayout w;
+    w.l1 = 0;
+    w.l2 = w.l1 + m * 2 * k;
+    w.r1 = w.l2 + m * 2 * k;
+    w.r2 = w.r1 + 2 * k * n;
+    w.acc = w.r2 + 2 * k * n;
+    w.bytes = kCsymmSysWorkspaceBytes + (w.acc + blocks * 2 * blockM * blockN) * 4;
+    return w;
+}
+
 // Fill every field from the (already validated) problem. Never fails.
+// workspaceSize is csymmWorkspaceLayout(...).bytes (0 when m or n is 0).
 CsymmTilingData csymmTiling(int32_t side, int32_t uplo, int64_t m, int64_t n,
                             int64_t lda, int64_t ldb, int64_t ldc,
                             float alphaRe, float alphaIm, float betaRe, float betaIm,

@@ -1,13 +1,17 @@
 // alSpmv: validate -> quick returns -> tiling -> launch -> structure status.
+// alSpmvResident: the same, with A's arrays kept on the device between calls.
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "ascend_linalg/al_sparse.h"
 #include "context.h"
+#include "fingerprint.h"
 #include "kernels/spmv/spmv_kernel_merge.h"
 #include "spmv_tiling.h"
 #include "staging.h"
@@ -139,13 +143,136 @@ alStatus_t validate(alHandle_t h, alOperation_t op, const void* alpha, const alC
     return AL_STATUS_SUCCESS;
 }
 
+// One upload of a CSR matrix's arrays, immutable once made: a call that took
+// it keeps it alive (shared_ptr) even if another thread replaces it meanwhile.
+struct DeviceCsr {
+    explicit DeviceCsr(Device& d) : dev(&d), indptr(d), indices(d), values(d) {}
+    Device* dev;
+    DeviceBuffer indptr, indices, values;
+    int64_t rows = 0, cols = 0, nnz = 0;
+    int32_t indexType = 0, valueType = 0;
+    bool hasFingerprint = false;  // made by a verifying call: fp is that of its host bytes
+    uint64_t fp = 0;
+    size_t bytes = 0;
+};
+
+}  // namespace
+}  // namespace al
+
+struct alCsrResident {
+    std::mutex mu;        // guards cur
+    std::mutex uploadMu;  // one upload at a time: two threads missing together upload once
+    std::shared_ptr<const al::DeviceCsr> cur;
+    std::atomic<uint64_t> uploads{0};
+};
+
+namespace al {
+namespace {
+
+// *out := a device copy of A's arrays: r's current one when it matches A (and,
+// with verify, A's fingerprint), else a fresh upload that replaces it. The
+// stale copy is dropped before the new one is allocated, so device memory
+// never holds both (a call still running on it keeps it until it returns).
+alStatus_t acquireResident(alCsrResident* r, Device& dev, const alCsrDescr& A, size_t ib, size_t vb,
+                           bool verify, std::shared_ptr<const DeviceCsr>* out) {
+    const size_t bytes[3] = {size_t(A.rows + 1) * ib, size_t(A.nnz) * ib, size_t(A.nnz) * vb};
+    const void* host[3] = {A.indptr, A.indices, A.values};
+    const uint64_t fp = verify ? fingerprint(host, bytes, 3) : 0;
+    auto matches = [&](const DeviceCsr& c) {
+        return c.dev == &dev && c.rows == A.rows && c.cols == A.cols && c.nnz == A.nnz &&
+               c.indexType == A.indexType && c.valueType == A.valueType &&
+               (!verify || (c.hasFingerprint && c.fp == fp));
+    };
+    {
+        std::lock_guard<std::mutex> g(r->mu);
+        if (r->cur && matches(*r->cur)) {
+            *out = r->cur;
+            return AL_STATUS_SUCCESS;
+        }
+    }
+    std::lock_guard<std::mutex> up(r->uploadMu);
+    {
+        std::lock_guard<std::mutex> g(r->mu);
+        if (r->cur && matches(*r->cur)) {  // another thread uploaded it meanwhile
+            *out = r->cur;
+            return AL_STATUS_SUCCESS;
+        }
+        r->cur.reset();
+    }
+    auto c = std::make_shared<DeviceCsr>(dev);
+    c->rows = A.rows;
+    c->cols = A.cols;
+    c->nnz = A.nnz;
+    c->indexType = A.indexType;
+    c->valueType = A.valueType;
+    DeviceBuffer* bufs[3] = {&c->indptr, &c->indices, &c->values};
+    for (int i = 0; i < 3; ++i) {
+        alStatus_t st = bufs[i]->allocate(bytes[i]);
+        if (st == AL_STATUS_SUCCESS) st = dev.copyToDevice(bufs[i]->get(), host[i], bytes[i]);
+        if (st != AL_STATUS_SUCCESS) return st;  // c (and what it allocated) is freed here
+        c->bytes += bytes[i];
+    }
+    c->hasFingerprint = verify;
+    c->fp = fp;
+    ++r->uploads;
+    {
+        std::lock_guard<std::mutex> g(r->mu);
+        r->cur = c;
+    }
+    *out = std::move(c);
+    return AL_STATUS_SUCCESS;
+}
+
+alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, const alCsrDescr* A,
+                    alCsrResident* resident, bool verify, const alDnMatDescr* X, const void* beta,
+                    alDnMatDescr* Y, alDataType_t ct);
+
 }  // namespace
 }  // namespace al
 
 extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* alpha,
                              const alCsrDescr* A, const alDnMatDescr* X, const void* beta,
                              alDnMatDescr* Y, alDataType_t ct) {
-    using namespace al;
+    return al::spmvImpl(handle, op, alpha, A, nullptr, false, X, beta, Y, ct);
+}
+
+extern "C" alStatus_t alSpmvResident(alHandle_t handle, alOperation_t op, const void* alpha,
+                                     const alCsrDescr* A, alCsrResident_t resident, int verify,
+                                     const alDnMatDescr* X, const void* beta, alDnMatDescr* Y,
+                                     alDataType_t ct) {
+    if (!resident) {
+        al::clearLastError();
+        return al::fail(AL_STATUS_INVALID_VALUE, "resident is NULL");
+    }
+    return al::spmvImpl(handle, op, alpha, A, resident, verify != 0, X, beta, Y, ct);
+}
+
+extern "C" alStatus_t alCsrResidentCreate(alCsrResident_t* resident) {
+    al::clearLastError();
+    if (!resident) return al::fail(AL_STATUS_INVALID_VALUE, "resident is NULL");
+    *resident = new alCsrResident;
+    return AL_STATUS_SUCCESS;
+}
+
+extern "C" alStatus_t alCsrResidentDestroy(alCsrResident_t resident) {
+    delete resident;  // frees the device copy unless a running call still holds it
+    return AL_STATUS_SUCCESS;
+}
+
+extern "C" alStatus_t alCsrResidentGetInfo(alCsrResident_t resident, alCsrResidentInfo* info) {
+    al::clearLastError();
+    if (!resident || !info) return al::fail(AL_STATUS_INVALID_VALUE, "resident or info is NULL");
+    info->uploads = resident->uploads.load();
+    std::lock_guard<std::mutex> g(resident->mu);
+    info->deviceBytes = resident->cur ? resident->cur->bytes : 0;
+    return AL_STATUS_SUCCESS;
+}
+
+namespace al {
+namespace {
+alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, const alCsrDescr* A,
+                    alCsrResident* resident, bool verify, const alDnMatDescr* X, const void* beta,
+                    alDnMatDescr* Y, alDataType_t ct) {
     clearLastError();
     alStatus_t st = validate(handle, op, alpha, A, X, beta, Y, ct);
     if (st != AL_STATUS_SUCCESS) return st;
@@ -170,7 +297,9 @@ extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* al
     // A device with its own memory works on device copies (staging.h) of the
     // structure, X and Y (uploaded when read, beta != 0, or when it has gaps the
     // copy back must preserve); Y returns only on success.
+    // With a resident, A's arrays come from (or go once into) its device copy.
     Staging stage(dev);
+    std::shared_ptr<const DeviceCsr> kept;
     alCsrDescr devA;
     alDnMatDescr devX, devY;
     if (!dev.sharesHostMemory()) {
@@ -181,10 +310,17 @@ extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* al
         void *p0, *p1, *p2, *px, *py;
         const size_t yBytes = Staging::extent2(Y->len, Y->nvec, Y->rowStride, Y->colStride, vb);
         const bool readY = betaMode(beta, ct) != SPMV_BETA_ZERO || yBytes != size_t(Y->len * Y->nvec) * vb;
-        if ((st = stage.stage(A->indptr, size_t(A->rows + 1) * ib, true, false, &p0)) != AL_STATUS_SUCCESS ||
-            (st = stage.stage(A->indices, size_t(A->nnz) * ib, true, false, &p1)) != AL_STATUS_SUCCESS ||
-            (st = stage.stage(A->values, size_t(A->nnz) * vb, true, false, &p2)) != AL_STATUS_SUCCESS ||
-            (st = stage.stage(X->data, Staging::extent2(X->len, X->nvec, X->rowStride, X->colStride, vb), true,
+        if (resident) {
+            if ((st = acquireResident(resident, dev, *A, ib, vb, verify, &kept)) != AL_STATUS_SUCCESS) return st;
+            p0 = kept->indptr.get();
+            p1 = kept->indices.get();
+            p2 = kept->values.get();
+        } else if ((st = stage.stage(A->indptr, size_t(A->rows + 1) * ib, true, false, &p0)) != AL_STATUS_SUCCESS ||
+                   (st = stage.stage(A->indices, size_t(A->nnz) * ib, true, false, &p1)) != AL_STATUS_SUCCESS ||
+                   (st = stage.stage(A->values, size_t(A->nnz) * vb, true, false, &p2)) != AL_STATUS_SUCCESS) {
+            return st;
+        }
+        if ((st = stage.stage(X->data, Staging::extent2(X->len, X->nvec, X->rowStride, X->colStride, vb), true,
                               false, &px)) != AL_STATUS_SUCCESS ||
             (st = stage.stage(Y->data, yBytes, readY, true, &py)) != AL_STATUS_SUCCESS)
             return st;
@@ -209,7 +345,8 @@ extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* al
 
     Workspace ws(dev);
     if (ws.allocate(static_cast<size_t>(t.workspaceSize)) != AL_STATUS_SUCCESS)
-        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(t.workspaceSize) + " bytes of workspace");
+        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(t.workspaceSize) +
+                                                " bytes of workspace: " + lastErrorCStr());
     static const unsigned char kZeroStatus[64] = {};
     if ((st = dev.copyToDevice(ws.get(), kZeroStatus, sizeof(kZeroStatus))) != AL_STATUS_SUCCESS) return st;
     void* args[6] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),
@@ -226,9 +363,17 @@ extern "C" alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* al
     if (st != AL_STATUS_SUCCESS) return st;
     int32_t bad;
     if ((st = dev.copyToHost(&bad, ws.get(), sizeof(bad))) != AL_STATUS_SUCCESS) return st;
+    // 2: a device kernel build that lacks this value type (the arch22 Ascend C
+    // kernels compute float32 only); the CPU kernels never set it.
+    if (bad == 2)
+        return fail(AL_STATUS_NOT_SUPPORTED, "the device's SpMV kernels do not compute value type " +
+                                                 std::to_string(ct) + " (the Ascend C build computes float32)");
     if (bad)
         return fail(AL_STATUS_INVALID_VALUE,
                     "malformed sparse structure: indptr must be non-decreasing within [0, nnz] and "
                     "every index must lie in [0, " + std::to_string(A->cols) + ")");
     return stage.commit();
 }
+
+}  // namespace
+}  // namespace al

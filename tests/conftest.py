@@ -1,17 +1,19 @@
 """Shared fixtures: run a test body once per backend and collect dispatch records.
 
 ``backend`` enters ``ascend_linalg.use_backend`` for the test (ids ``cpu`` and
-``scipy``); ``dispatch`` collects the ``(op, backend, reason)`` records emitted
-while the test runs. Together they let a test compare values with scipy under
-both backends and, under ``cpu``, prove that the project's kernel ran.
+``scipy``; ``npu`` instead of ``cpu`` when ``$ASCEND_LINALG_TEST_DEVICE=npu``,
+see ``ascend_linalg.testing.kernel_device``); ``dispatch`` collects the
+``(op, backend, reason)`` records emitted while the test runs. Together they
+let a test compare values with scipy under both backends and, under the
+project's device, prove that the project's kernel ran.
 """
 import numpy as np
 import pytest
 
 import ascend_linalg
-from ascend_linalg.testing import dispatch_records
+from ascend_linalg.testing import dispatch_records, kernel_device
 
-BACKENDS = ("cpu", "scipy")
+BACKENDS = (kernel_device(), "scipy")
 
 
 @pytest.fixture(params=BACKENDS)

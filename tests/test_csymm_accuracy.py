@@ -1,6 +1,8 @@
 """csymm precision suite (design section 6): one test per row of
 tests/data/csymm_cases.csv (written by tools/gen_csymm_cases.py), run on the
-project's CPU kernel through ``ascend_linalg.linalg.blas.csymm``.
+project's kernel through ``ascend_linalg.linalg.blas.csymm``: on the CPU device,
+or on the NPU with ``$ASCEND_LINALG_TEST_DEVICE=npu`` (tools/validate_npu.py).
+``$ASCEND_LINALG_ACCURACY_EVERY=k`` keeps every k-th row only (a quick sample).
 
 Acceptance rule, design 6.1, per real and per imaginary component (float32):
   element passes   |actual - golden| <= atol + rtol * |golden|,
@@ -30,7 +32,7 @@ from scipy.linalg.blas import csymm as scipy_csymm
 
 import ascend_linalg
 from ascend_linalg.linalg.blas import csymm
-from ascend_linalg.testing import dispatch_records
+from ascend_linalg.testing import dispatch_records, kernel_device
 
 CASES_CSV = os.path.join(os.path.dirname(__file__), "data", "csymm_cases.csv")
 ATOL = 2.0 ** -16
@@ -51,6 +53,8 @@ def _known_bug(row):
 def _load():
     with open(CASES_CSV, newline="") as f:
         rows = list(csv.DictReader(f))
+    every = int(os.environ.get("ASCEND_LINALG_ACCURACY_EVERY", "1") or 1)
+    rows = rows[::max(every, 1)]
     params = []
     for row in rows:
         marks = []
@@ -189,10 +193,11 @@ def test_csymm_case(row):
     # An explicit empty c is refused by scipy's own wrapper (and so by ours,
     # which hands that form to it); empty problems are run with c omitted.
     c_arg = c if c.size else None
-    with ascend_linalg.use_backend("cpu"), dispatch_records() as records:
+    device = kernel_device()
+    with ascend_linalg.use_backend(device), dispatch_records() as records:
         actual = csymm(alpha, a, b, beta=beta, c=c_arg, side=side, lower=uplo, overwrite_c=1)
     calls = [r for r in records if r[0] == "csymm"]
-    assert calls == [("csymm", "cpu", None)], f"kernel did not run: {calls}"
+    assert calls == [("csymm", device, None)], f"kernel did not run: {calls}"
     m, n = int(row["m"]), int(row["n"])
     assert actual.shape == (m, n) and actual.dtype == np.complex64
     with np.errstate(invalid="ignore", over="ignore"):  # Inf inputs: inf - inf in the golden

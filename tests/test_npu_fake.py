@@ -5,32 +5,16 @@ environment runs in a subprocess with ASCEND_LINALG_ACL_LIB (and FAKE_ACL_*)
 set before ascend_linalg is imported.
 """
 import ctypes
-import json
-import os
 import pathlib
 import re
 import shutil
 import subprocess
-import sys
-import textwrap
 
 import pytest
 
-from ascend_linalg.testing import fake_acl_path
+from _fake_npu import FAKE, run
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FAKE = fake_acl_path()
-
-
-def run(code, **env):
-    """Run `code` in a fresh interpreter; it prints one JSON value, returned here."""
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(("ASCEND_", "FAKE_ACL_"))}
-    e.update({k: str(v) for k, v in env.items()})
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e,
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 INFO = """
@@ -297,7 +281,9 @@ def test_injected_failure(checks, op, spec):
     assert injected, "the failure was never reached"
     assert err is not None
     if spec.startswith("malloc"):
-        assert err.startswith("MemoryError")
+        # MemoryError, with the failing ACL call and its code in the message
+        assert err.startswith("MemoryError: "), err
+        assert "aclrtMalloc(" in err and "ACL error 207001" in err and "out of device memory" in err, err
     else:
         assert "ACL error 507899" in err and "driver internal error" in err, err
     assert untouched, "the caller's output changed although the call failed"
@@ -306,3 +292,38 @@ def test_injected_failure(checks, op, spec):
 
 def test_no_invalid_calls_reached_the_fake(checks):
     assert checks["bad_calls"] == 0
+
+
+def test_binary_without_a_kernel_falls_back_to_scipy_with_the_reason():
+    # An architecture's binary holds only some ops (docs/npu.md): a call whose
+    # kernel the binary lacks runs on scipy, recorded, instead of raising.
+    out = run(r"""
+import ctypes, json, numpy as np, scipy.sparse as sp
+from scipy.linalg.blas import csymm as scipy_csymm
+import ascend_linalg, ascend_linalg.sparse as asp
+from ascend_linalg.linalg.blas import csymm
+from ascend_linalg.testing import dispatch_records, fake_acl_path
+fake = ctypes.CDLL(fake_acl_path()); fake.fakeAclStat.restype = ctypes.c_uint64
+S = sp.random(40, 30, density=0.2, format="csr", random_state=2)
+A = asp.csr_matrix(S)
+x, xt = np.arange(30.0), np.arange(40.0)
+a = (np.eye(5) + 1j).astype(np.complex64)
+with dispatch_records() as recs:
+    c = csymm(1, a, a)
+    y, yt = A @ x, A.T @ xt
+    yf = asp.spmv(A, x, alpha=2.0)
+import gc
+del A
+gc.collect()   # its resident copy (uploaded before the lookup failed) goes with it
+print(json.dumps(dict(
+    same=[bool(np.allclose(c, scipy_csymm(1, a, a))), bool(np.allclose(y, S @ x)),
+          bool(np.allclose(yt, S.T @ xt)), bool(np.allclose(yf, 2 * (S @ x)))],
+    recs=[list(r) for r in recs], outstanding=int(fake.fakeAclStat(b"outstanding")))))
+""", ASCEND_LINALG_ACL_LIB=FAKE, FAKE_ACL_MISSING_KERNELS="csymm_packed,spmv_merge,spmvt_merge")
+    assert all(out["same"]), out
+    ops = {r[0]: r for r in out["recs"]}
+    assert ops["csymm"][1] == "scipy" and "aclrtBinaryGetFunction(csymm_packed)" in ops["csymm"][2]
+    assert ops["csr_matvec"][1] == "scipy" and "spmv_merge" in ops["csr_matvec"][2]
+    assert ops["csc_matvec"][1] == "scipy" and "spmvt_merge" in ops["csc_matvec"][2]
+    assert ops["spmv"][1] == "scipy" and "the npu has no kernel for it" in ops["spmv"][2]
+    assert out["outstanding"] == 0

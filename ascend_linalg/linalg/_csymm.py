@@ -16,7 +16,7 @@ import numpy as np
 from scipy.linalg import _fblas
 
 from .. import _routing
-from .._routing import record, route
+from .._routing import kernel_lacking, record, route
 
 __all__ = ["csymm", "BlasArgumentError"]
 
@@ -178,10 +178,21 @@ def csymm(alpha, a, b, beta=0, c=None, side=0, lower=0, overwrite_c=0):
             record("csymm", "scipy", str(why))
             return _scipy(alpha, a, b, beta, c, side, lower, overwrite_c)
         from .. import _core
-        _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout)
+        try:
+            _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout)
+        except _core.HostError as exc:  # outputs are untouched when a call fails
+            why = kernel_lacking(backend, exc)
+            if why is None:
+                raise
+            record("csymm", "scipy", why)
+            return _scipy_route(alpha, a, b, beta, c, side, lower, overwrite_c)
         record("csymm", backend)
         return cout
     record("csymm", "scipy")
+    return _scipy_route(alpha, a, b, beta, c, side, lower, overwrite_c)
+
+
+def _scipy_route(alpha, a, b, beta, c, side, lower, overwrite_c):
     if overwrite_c and type(c) is np.ndarray and not c.flags.writeable:
         overwrite_c = 0  # never write memory the caller marked read-only
     return _scipy(alpha, a, b, beta, c, side, lower, overwrite_c)

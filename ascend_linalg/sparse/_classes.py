@@ -1,16 +1,43 @@
 """CSR/CSC classes whose products with dense operands route through the host layer.
 
-Each class is scipy's own with two changes: ``_matmul_vector`` and
+Each class is scipy's own with three changes: ``_matmul_vector`` and
 ``_matmul_multivector`` (the hooks behind ``@``, ``dot``, ``*`` for matrices,
-``x @ A``, ``A.T @ x``) go to :func:`._matvec.matvec`, and the
+``x @ A``, ``A.T @ x``) go to :func:`._matvec.matvec`; the
 ``_csr_container`` / ``_csc_container`` properties name these classes, so that
-transpose, copy, astype, arithmetic, slicing and tocsr/tocsc keep routing.
+transpose, copy, astype, arithmetic, slicing and tocsr/tocsc keep routing; and
+every way scipy offers to change a matrix in place reports the change to
+:mod:`._residency` (so a device copy of it is never reused stale).
 """
+import functools
+
 import scipy.sparse as _sp
 
+from . import _residency
 from ._matvec import matvec
 
 __all__ = ["csr_array", "csr_matrix", "csc_array", "csc_matrix"]
+
+# scipy's (>= 1.14; it has no _set_self) in-place operations on compressed
+# matrices. __setitem__ covers _set_many/_zero_many/_insert_many, setdiag
+# covers _setdiag, __imul__/__itruediv__ scale data in place. Every other
+# change assigns data/indices/indptr or the shape (check_format, the shape
+# setter's __dict__ swap), which _residency sees by keying a device copy on
+# those very array objects and the shape: no __setattr__ hook, which would tax
+# every construction and slice.
+_MUTATORS = ("__setitem__", "setdiag", "sort_indices", "sum_duplicates", "eliminate_zeros",
+             "prune", "resize", "__imul__", "__itruediv__")
+
+
+def _reporting(name):
+    method = getattr(_sp.csr_matrix, name)
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return getattr(super(_Routed, self), name)(*args, **kwargs)
+        finally:
+            _residency.changed(self)  # after the change, also when it failed half-way
+    return wrapper
 
 
 class _Routed:
@@ -27,6 +54,11 @@ class _Routed:
         if y is None:
             return super()._matmul_multivector(other)
         return y.reshape(other.shape[-1]) if self.ndim == 1 else y
+
+
+for _name in _MUTATORS:
+    setattr(_Routed, _name, _reporting(_name))
+del _name
 
 
 class csr_array(_Routed, _sp.csr_array):

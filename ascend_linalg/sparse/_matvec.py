@@ -8,7 +8,9 @@ logged). Result dtype is scipy's ``upcast_char`` of the matrix and operand.
 import numpy as np
 from scipy.sparse._sputils import upcast_char
 
-from .._routing import record, route
+from .._routing import kernel_lacking, record, route
+from . import _residency
+from .._core import HostError
 
 # Result dtypes the SpMV kernels compute in, with their alpha = 1 and beta = 0.
 _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
@@ -18,9 +20,8 @@ _ZERO = {t: np.zeros(1, dtype=t) for t in _KERNEL_DTYPES}
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
-def _index_arrays(A):
+def _index_arrays(indptr, indices):
     """(indptr, indices) as one int32/int64 dtype, or None when they are not integers."""
-    indptr, indices = A.indptr, A.indices
     if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
         return None
     if indptr.dtype != indices.dtype or indptr.dtype not in _INDEX_DTYPES:
@@ -38,6 +39,34 @@ def _operand(x, dtype):
     return x
 
 
+def sources(A):
+    """A's own (data, indices, indptr), each attribute read once: the arrays a
+    call converts and the ones its device copy is keyed on are the same."""
+    return A.data, A.indices, A.indptr
+
+
+def run_spmv(backend, A, version, srcs, hooked, trans, alpha, indptr, indices, data, rows, cols, x, beta, y):
+    """``_core.spmv`` on arrays made from ``srcs`` (:func:`sources` of matrix
+    ``A``); on the npu through A's device copy (:mod:`._residency`),
+    ``version`` being A's version read before ``srcs`` were (``A`` None: a
+    temporary, no copy). When device memory runs out while other matrices hold
+    copies, those are freed and the call is tried once more. ``hooked``: A's
+    class reports its own changes."""
+    from .. import _core
+    if backend != "npu" or A is None:
+        _core.spmv(backend, trans, alpha, indptr, indices, data, rows, cols, x, beta, y)
+        return
+    resident, verify = _residency.resident_for(A, version, srcs, data.dtype, indptr.dtype, hooked)
+    try:
+        _core.spmv(backend, trans, alpha, indptr, indices, data, rows, cols, x, beta, y,
+                   resident=resident, verify=verify)
+    except MemoryError:
+        if resident is None or not _residency.evict_others(A):
+            raise
+        _core.spmv(backend, trans, alpha, indptr, indices, data, rows, cols, x, beta, y,
+                   resident=resident, verify=verify)
+
+
 def matvec(A, other, transposed):
     """``A @ other`` for 1-D or 2-D ndarray ``other`` (shape already checked).
 
@@ -53,17 +82,26 @@ def matvec(A, other, transposed):
     if dtype not in _KERNEL_DTYPES:
         record(op, "scipy", f"no {backend} kernel for result dtype {dtype}")
         return None
+    version = _residency.track(A) if backend == "npu" else 0  # before the arrays are read
+    srcs = sources(A)
     M, N = A._shape_as_2d
     rows, cols = (N, M) if transposed else (M, N)
-    index = _index_arrays(A)
+    index = _index_arrays(srcs[2], srcs[1])
     if index is None:
-        record(op, "scipy", f"index arrays of dtype {A.indices.dtype} are not integers")
+        record(op, "scipy", f"index arrays of dtype {srcs[1].dtype} are not integers")
         return None
     indptr, indices = index
-    data = np.ascontiguousarray(A.data, dtype=dtype)
+    data = np.ascontiguousarray(srcs[0], dtype=dtype)
     x = _operand(other, dtype)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
-    from .. import _core
-    _core.spmv(backend, transposed, _ONE[dtype], indptr, indices, data, rows, cols, x, _ZERO[dtype], y)
+    try:
+        run_spmv(backend, A, version, srcs, True, transposed, _ONE[dtype], indptr, indices, data, rows, cols,
+                 x, _ZERO[dtype], y)
+    except HostError as exc:
+        why = kernel_lacking(backend, exc)
+        if why is None:
+            raise
+        record(op, "scipy", why)
+        return None
     record(op, backend)
     return y

@@ -9,8 +9,11 @@ import numpy as np
 import scipy.sparse as _sp
 from scipy.sparse._sputils import upcast_char
 
-from .._routing import record, route
-from ._matvec import _KERNEL_DTYPES, _index_arrays, _operand
+from .._core import HostError
+from .._routing import kernel_lacking, record, route
+from ._classes import _Routed
+from ._residency import track
+from ._matvec import _KERNEL_DTYPES, _index_arrays, _operand, run_spmv, sources
 
 __all__ = ["spmv"]
 
@@ -76,23 +79,36 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False):
             raise ValueError("spmv: y is read-only")
     backend = route("spmv")
     if backend != "scipy" and dtype in _KERNEL_DTYPES:
-        if A.format not in ("csr", "csc"):
+        # A converted here is a temporary: no device copy outlives the call.
+        own = A.format in ("csr", "csc")
+        if not own:
             A = A.tocsr()
-        index = _index_arrays(A)
+        hooked = isinstance(A, _Routed)  # reports its own changes; others are always checked
+        version = track(A) if backend == "npu" and own and hooked else 0  # before the arrays are read
+        srcs = sources(A)
+        index = _index_arrays(srcs[2], srcs[1])
         if index is not None:
-            from .. import _core
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
             target = y if all(s >= 0 and s % dtype.itemsize == 0 for s in y.strides) else np.array(y)
-            _core.spmv(backend, kernel_trans, np.array([alpha], dtype=dtype), index[0], index[1],
-                       np.ascontiguousarray(A.data, dtype=dtype), srows, scols, _operand(x, dtype),
-                       np.array([beta], dtype=dtype), target)
-            if target is not y:
-                y[...] = target
-            record("spmv", backend)
-            return y
-        reason = f"index arrays of dtype {A.indices.dtype} are not integers"
+            try:
+                run_spmv(backend, A if own else None, version, srcs, hooked,
+                         kernel_trans, np.array([alpha], dtype=dtype), index[0], index[1],
+                         np.ascontiguousarray(srcs[0], dtype=dtype), srows, scols, _operand(x, dtype),
+                         np.array([beta], dtype=dtype), target)
+                reason = None
+            except HostError as exc:  # y is untouched when a call fails
+                reason = kernel_lacking(backend, exc)
+                if reason is None:
+                    raise
+            if reason is None:
+                if target is not y:
+                    y[...] = target
+                record("spmv", backend)
+                return y
+        else:
+            reason = f"index arrays of dtype {srcs[1].dtype} are not integers"
     else:
         reason = None if backend == "scipy" else f"no {backend} kernel for dtype {dtype}"
     product = (A.T if trans else A) @ x

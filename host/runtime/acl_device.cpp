@@ -12,12 +12,18 @@
 #include "acl_abi.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
+#include <unordered_set>
 #include <vector>
 
 namespace al {
@@ -55,6 +61,56 @@ struct AclApi {
 };
 
 AclApi gApi{};
+
+// Process-wide runtime state. Every ACL call made through a device holds gUseMu
+// shared; aclShutdown sets gStopping (no new call starts: readers cannot starve
+// it) and then holds gUseMu exclusively, so it never tears the runtime down
+// under a running call. Every later call fails cleanly; frees become no-ops
+// (the reset released that memory).
+std::shared_timed_mutex gUseMu;
+std::atomic<bool> gStopping{false};
+std::atomic<bool> gShutdown{false};   // aclShutdown ran to the end
+std::atomic<bool> gApiLoaded{false};  // gApi resolved (discovery got past dlsym)
+bool gOwnInit = false;                // our aclInit returned ACL_SUCCESS (not 100002)
+constexpr const char* kShutDown = "the Ascend runtime was shut down at interpreter exit";
+
+class AclDevice;
+std::mutex gRegMu;
+std::vector<AclDevice*> gDevices;         // open devices (released at shutdown)
+std::map<int32_t, int64_t> gSetCounts;    // successful aclrtSetDevice calls per device
+
+constexpr const char* kForked =
+    "the Ascend runtime was initialised in the parent process; a forked child cannot use it";
+std::atomic<bool> gForked{false};
+
+alStatus_t shutDown() {
+    setLastError(gForked.load() ? kForked : kShutDown);
+    return AL_STATUS_NOT_INITIALIZED;
+}
+
+// A child forked after the runtime was loaded must neither use the parent's
+// device state nor release it (its exit would reset and finalize the parent's
+// runtime): it starts out shut down.
+void atforkChild() {
+    gForked = true;
+    gStopping = true;
+    gShutdown = true;
+}
+
+// Shared hold on the runtime for one device call; false once shutdown began.
+class Use {
+public:
+    Use() {
+        if (gStopping.load()) return;
+        lk_ = std::shared_lock<std::shared_timed_mutex>(gUseMu);
+        ok_ = !gStopping.load();
+    }
+    explicit operator bool() const { return ok_; }
+
+private:
+    std::shared_lock<std::shared_timed_mutex> lk_;
+    bool ok_ = false;
+};
 
 // Resolves every symbol of AclApi; returns the first missing name, or "".
 std::string resolve(void* lib, AclApi* api) {
@@ -117,9 +173,13 @@ std::string selfDir() {
     return ".";
 }
 
+// $ASCEND_LINALG_KERNEL_BIN, else the installed binary next to _core, else the
+// one a meson build tree holds (kernels/ascendc/<arch>/, editable installs).
 std::string kernelBinaryPath(const std::string& soc) {
     if (const char* p = std::getenv("ASCEND_LINALG_KERNEL_BIN"); p && *p) return p;
-    return selfDir() + "/kernels/" + socArch(soc) + "/ascend_linalg_kernels.o";
+    const std::string installed = selfDir() + "/kernels/" + socArch(soc) + "/ascend_linalg_kernels.o";
+    const std::string buildTree = selfDir() + "/../kernels/ascendc/" + socArch(soc) + "/ascend_linalg_kernels.o";
+    return !isFile(installed) && isFile(buildTree) ? buildTree : installed;
 }
 
 std::vector<std::string> candidatePaths() {
@@ -136,6 +196,10 @@ std::vector<std::string> candidatePaths() {
 AclDiscovery discover() {
     AclDiscovery d;
     d.searched = candidatePaths();
+    if (gStopping.load()) {
+        d.reason = kShutDown;
+        return d;
+    }
     void* lib = nullptr;
     std::string openErrors;
     for (const auto& path : d.searched) {
@@ -167,7 +231,12 @@ AclDiscovery discover() {
         return d;
     }
     d.runtimeRunsCpuKernels = dlsym(lib, "fakeAclRunsCpuKernels") != nullptr;
+    gApiLoaded = true;
+    pthread_atfork(nullptr, nullptr, atforkChild);
     aclError e = gApi.init(nullptr);
+    // Only an init of ours is ours to finalize; 100002 means another library
+    // of this process initialised ACL and will finalize it.
+    gOwnInit = e == kAclSuccess;
     if (e != kAclSuccess && e != kAclRepeatInitialize) {
         d.reason = aclErr("aclInit", e) + " [" + d.libraryPath + "]";
         return d;
@@ -200,16 +269,27 @@ AclDiscovery discover() {
 // Which devices this thread has bound (ACL contexts are per thread).
 thread_local std::vector<int32_t> tlsBound;
 
+// Public methods take a Use (shared hold on the runtime) and then call the
+// *Impl helpers, which never lock it again.
 class AclDevice final : public Device {
 public:
-    AclDevice(int32_t id, const AclDiscovery& d) : id_(id), disc_(d) {}
+    AclDevice(int32_t id, const AclDiscovery& d) : id_(id), disc_(d) {
+        std::lock_guard<std::mutex> g(gRegMu);
+        gDevices.push_back(this);
+    }
     ~AclDevice() override {
-        if (binary_) gApi.binaryUnLoad(binary_);
-        if (stream_) gApi.destroyStream(stream_);
-        // aclrtResetDevice is left to process exit: other threads may still be bound.
+        {
+            std::lock_guard<std::mutex> g(gRegMu);
+            gDevices.erase(std::find(gDevices.begin(), gDevices.end(), this));
+        }
+        Use u;
+        if (u) releaseAll();
+        // aclrtResetDevice is left to aclShutdown: other threads may still be bound.
     }
 
     alStatus_t open() {
+        Use u;
+        if (!u) return shutDown();
         alStatus_t st = bindThread();
         if (st != AL_STATUS_SUCCESS) return st;
         aclError e = gApi.createStream(&stream_);
@@ -233,48 +313,48 @@ public:
     bool sharesHostMemory() const override { return false; }
 
     alStatus_t malloc(void** ptr, size_t bytes) override {
-        alStatus_t st = bindThread();
-        if (st != AL_STATUS_SUCCESS) return st;
         *ptr = nullptr;
-        aclError e = gApi.malloc(ptr, bytes, kMallocHugeFirst);
-        if (e != kAclSuccess) {
-            *ptr = nullptr;
-            setLastError(aclErr(("aclrtMalloc(" + std::to_string(bytes) + " bytes)").c_str(), e));
-            return AL_STATUS_ALLOC_FAILED;
-        }
-        return AL_STATUS_SUCCESS;
+        Use u;
+        if (!u) return shutDown();
+        return mallocImpl(ptr, bytes);
     }
     alStatus_t free(void* ptr) override {
         if (!ptr) return AL_STATUS_SUCCESS;
-        aclError e = gApi.free(ptr);
-        if (e != kAclSuccess) {
-            setLastError(aclErr("aclrtFree", e));
-            return AL_STATUS_INTERNAL_ERROR;
-        }
-        return AL_STATUS_SUCCESS;
+        Use u;
+        if (!u) return AL_STATUS_SUCCESS;  // released with the device at shutdown
+        return freeImpl(ptr);
     }
     alStatus_t copyToDevice(void* dst, const void* src, size_t bytes) override {
-        return copy(dst, src, bytes, kMemcpyHostToDevice, "aclrtMemcpy(host to device");
+        Use u;
+        if (!u) return shutDown();
+        return copyImpl(dst, src, bytes, kMemcpyHostToDevice, "aclrtMemcpy(host to device");
     }
     alStatus_t copyToHost(void* dst, const void* src, size_t bytes) override {
-        return copy(dst, src, bytes, kMemcpyDeviceToHost, "aclrtMemcpy(device to host");
+        Use u;
+        if (!u) return shutDown();
+        return copyImpl(dst, src, bytes, kMemcpyDeviceToHost, "aclrtMemcpy(device to host");
     }
 
     alStatus_t launch(const KernelDesc& kernel, uint32_t numBlocks, void* const* args, int numArgs,
                       const void* tiling, size_t tilingBytes) override {
+        Use u;
+        if (!u) return shutDown();
         alStatus_t st = bindThread();
         if (st != AL_STATUS_SUCCESS) return st;
         aclrtFuncHandle fn = nullptr;
         if ((st = function(kernel.name, &fn)) != AL_STATUS_SUCCESS) return st;
         // The tiling struct travels as the last GM_ADDR argument.
         void* devTiling = nullptr;
-        if ((st = malloc(&devTiling, tilingBytes ? tilingBytes : 1)) != AL_STATUS_SUCCESS) return st;
+        if ((st = mallocImpl(&devTiling, tilingBytes ? tilingBytes : 1)) != AL_STATUS_SUCCESS) return st;
         struct Free {
             AclDevice* d;
             void* p;
-            ~Free() { d->free(p); }
+            ~Free() { d->freeImpl(p); }
         } freeTiling{this, devTiling};
-        if (tilingBytes && (st = copyToDevice(devTiling, tiling, tilingBytes)) != AL_STATUS_SUCCESS) return st;
+        if (tilingBytes &&
+            (st = copyImpl(devTiling, tiling, tilingBytes, kMemcpyHostToDevice, "aclrtMemcpy(host to device")) !=
+                AL_STATUS_SUCCESS)
+            return st;
         std::vector<void*> argv(args, args + numArgs);
         argv.push_back(devTiling);
         aclError e;
@@ -295,7 +375,57 @@ public:
         return AL_STATUS_SUCCESS;
     }
 
+    // Frees every allocation still live, unloads the binary and destroys the
+    // stream. Caller holds gUseMu (shared from the destructor, exclusive at
+    // shutdown). Returns how many allocations it freed.
+    size_t releaseAll() {
+        bindThread();  // ACL frees need a context on the calling thread
+        std::vector<void*> live;
+        {
+            std::lock_guard<std::mutex> g(liveMu_);
+            live.assign(live_.begin(), live_.end());
+        }
+        for (void* p : live) freeImpl(p);
+        {
+            std::lock_guard<std::mutex> g(binMu_);
+            if (binary_) gApi.binaryUnLoad(binary_);
+            binary_ = nullptr;
+            funcs_.clear();
+        }
+        std::lock_guard<std::mutex> g(streamMu_);
+        if (stream_) gApi.destroyStream(stream_);
+        stream_ = nullptr;
+        return live.size();
+    }
+
 private:
+    alStatus_t mallocImpl(void** ptr, size_t bytes) {
+        *ptr = nullptr;
+        alStatus_t st = bindThread();
+        if (st != AL_STATUS_SUCCESS) return st;
+        aclError e = gApi.malloc(ptr, bytes, kMallocHugeFirst);
+        if (e != kAclSuccess) {
+            *ptr = nullptr;
+            setLastError(aclErr(("aclrtMalloc(" + std::to_string(bytes) + " bytes)").c_str(), e));
+            return AL_STATUS_ALLOC_FAILED;
+        }
+        std::lock_guard<std::mutex> g(liveMu_);
+        live_.insert(*ptr);
+        return AL_STATUS_SUCCESS;
+    }
+    alStatus_t freeImpl(void* ptr) {
+        {
+            std::lock_guard<std::mutex> g(liveMu_);
+            if (!live_.erase(ptr)) return AL_STATUS_SUCCESS;  // already released
+        }
+        aclError e = gApi.free(ptr);
+        if (e != kAclSuccess) {
+            setLastError(aclErr("aclrtFree", e));
+            return AL_STATUS_INTERNAL_ERROR;
+        }
+        return AL_STATUS_SUCCESS;
+    }
+
     alStatus_t bindThread() {
         for (int32_t b : tlsBound)
             if (b == id_) return AL_STATUS_SUCCESS;
@@ -305,10 +435,12 @@ private:
             return AL_STATUS_NOT_INITIALIZED;
         }
         tlsBound.push_back(id_);
+        std::lock_guard<std::mutex> g(gRegMu);
+        ++gSetCounts[id_];
         return AL_STATUS_SUCCESS;
     }
 
-    alStatus_t copy(void* dst, const void* src, size_t bytes, int kind, const char* what) {
+    alStatus_t copyImpl(void* dst, const void* src, size_t bytes, int kind, const char* what) {
         if (bytes == 0) return AL_STATUS_SUCCESS;
         alStatus_t st = bindThread();
         if (st != AL_STATUS_SUCCESS) return st;
@@ -353,6 +485,8 @@ private:
     std::mutex binMu_;
     aclrtBinHandle binary_ = nullptr;
     std::map<std::string, aclrtFuncHandle> funcs_;
+    std::mutex liveMu_;
+    std::unordered_set<void*> live_;  // allocations not yet freed
 };
 
 }  // namespace
@@ -378,7 +512,66 @@ const AclDiscovery& discoverAcl() {
     return *cached;
 }
 
+AclShutdownReport aclShutdown(double timeoutSeconds) {
+    AclShutdownReport r;
+    if (gForked.load()) {
+        r.note = "forked child: the runtime is the parent's to release";
+        return r;
+    }
+    if (gStopping.exchange(true) && gShutdown.load()) {
+        r.note = "already shut down";
+        return r;
+    }
+    if (!gApiLoaded.load()) {  // and none is loaded (or initialised) after this
+        r.note = "the Ascend runtime was never loaded";
+        return r;
+    }
+    std::unique_lock<std::shared_timed_mutex> lk(gUseMu, std::defer_lock);
+    if (!lk.try_lock_for(std::chrono::duration<double>(timeoutSeconds))) {
+        r.note = "a call was still running on another thread; left to process exit";
+        return r;
+    }
+    if (gShutdown.load()) {
+        r.note = "already shut down";
+        return r;
+    }
+    // releaseAll may bind this thread (gSetCounts): not under gRegMu.
+    std::vector<AclDevice*> devices;
+    {
+        std::lock_guard<std::mutex> g(gRegMu);
+        devices = gDevices;
+    }
+    for (AclDevice* d : devices) r.freed += d->releaseAll();
+    // aclrtResetDevice is reference counted per aclrtSetDevice call: balance
+    // ours exactly, so a device another library also set stays up for it.
+    std::map<int32_t, int64_t> sets;
+    {
+        std::lock_guard<std::mutex> g(gRegMu);
+        sets.swap(gSetCounts);
+    }
+    for (const auto& [id, n] : sets) {
+        for (int64_t i = 0; i < n; ++i) {
+            aclError e = gApi.resetDevice(id);
+            if (e == kAclSuccess) ++r.resets;
+            else r.errors += aclErr(("aclrtResetDevice(" + std::to_string(id) + ")").c_str(), e) + "; ";
+        }
+    }
+    if (gOwnInit) {
+        aclError e = gApi.finalize();
+        if (e == kAclSuccess) r.finalized = true;
+        else r.errors += aclErr("aclFinalize", e) + "; ";
+    } else {
+        r.note = "aclInit was not ours (ACL initialised by another library of this process): not finalized";
+    }
+    gShutdown = true;
+    return r;
+}
+
 std::unique_ptr<Device> openAclDevice(int32_t deviceId, std::string* why) {
+    if (gStopping.load()) {
+        if (why) *why = gForked.load() ? kForked : kShutDown;
+        return nullptr;
+    }
     const AclDiscovery& d = discoverAcl();
     if (!d.usable) {
         if (why) *why = d.reason;

@@ -32,11 +32,30 @@ const char* aclErrorMeaning(int code);
 // aclrtGetDeviceCount and aclrtGetSocName. Usable when every symbol resolves,
 // init works, at least one device is present and kernels can be found
 // ($ASCEND_LINALG_KERNEL_BIN, else kernels/<arch>/ascend_linalg_kernels.o next
-// to the library holding this code). Result cached per process.
+// to the library holding this code, else ../kernels/ascendc/<arch>/ of a meson
+// build tree). Result cached per process.
 const AclDiscovery& discoverAcl();
 
 // A device for NPU `deviceId`, or nullptr with *why set.
 std::unique_ptr<Device> openAclDevice(int32_t deviceId, std::string* why);
+
+struct AclShutdownReport {
+    bool finalized = false;   // aclFinalize was called and succeeded
+    size_t freed = 0;         // device allocations still live, freed here
+    int64_t resets = 0;       // aclrtResetDevice calls made (one per aclrtSetDevice of ours)
+    std::string note;         // why something was not done ("" when everything was)
+    std::string errors;       // ACL calls that failed ("" when none)
+};
+
+// Releases what this library holds on the Ascend runtime, for interpreter
+// exit: every device's live allocations, loaded binary and stream, then one
+// aclrtResetDevice per aclrtSetDevice this process made, then aclFinalize
+// only when this library's aclInit initialised ACL (not when it returned
+// 100002 because another library had). Waits up to timeoutSeconds for calls
+// running on other threads; when they do not finish, does nothing. Afterwards
+// device calls fail with AL_STATUS_NOT_INITIALIZED and frees are no-ops.
+// Never loads the runtime: a process that did not use it does nothing.
+AclShutdownReport aclShutdown(double timeoutSeconds);
 
 }  // namespace al
 

@@ -205,7 +205,9 @@ uint32_t CpuDevice::coreNum() const { return cpuNumThreads(); }
 
 alStatus_t CpuDevice::malloc(void** ptr, size_t bytes) {
     *ptr = std::aligned_alloc(64, ((bytes ? bytes : 1) + 63) / 64 * 64);
-    return *ptr ? AL_STATUS_SUCCESS : AL_STATUS_ALLOC_FAILED;
+    if (*ptr) return AL_STATUS_SUCCESS;
+    setLastError("host allocation of " + std::to_string(bytes) + " bytes failed");
+    return AL_STATUS_ALLOC_FAILED;
 }
 
 alStatus_t CpuDevice::free(void* ptr) {

@@ -1,5 +1,6 @@
 // csymm kernels for the CPU (and the fake ACL runtime). Entry contract:
-//   args = {A, B, C}: column-major complex64 with the tiling's lda/ldb/ldc.
+//   args = {A, B, C, workspace}: column-major complex64 with the tiling's
+//   lda/ldb/ldc; workspace (the Ascend C kernel's, csymm_tiling.h) is unused here.
 //   Block b computes the C tiles t = b, b + numBlocks, ... of the
 //   tilesM x tilesN grid (row-major tile order):
 //     C_tile := alpha * (sym(A) * B)_tile + beta * C_tile   (LEFT)

@@ -39,6 +39,32 @@ alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* alpha,
                   const alCsrDescr* A, const alDnMatDescr* X, const void* beta,
                   alDnMatDescr* Y, alDataType_t computeType);
 
+// A device-resident copy of one CSR matrix (indptr, indices, values), kept
+// between calls so that a matrix used for many products (an iterative solver)
+// is uploaded once. Owned by the caller; destroy it before the handle it was
+// used with. Thread-safe: calls on several threads may share one.
+typedef struct alCsrResident* alCsrResident_t;
+alStatus_t alCsrResidentCreate(alCsrResident_t* resident);
+alStatus_t alCsrResidentDestroy(alCsrResident_t resident);  // frees its device memory
+
+// alSpmv, with A's arrays read from `resident`'s device copy when that copy was
+// made on this handle's device from a matrix of the same rows, cols, nnz and
+// types and, when `verify` is nonzero, the same fingerprint of A's host bytes
+// (host/fingerprint.h, computed on every call). Otherwise A is uploaded into
+// `resident` first, replacing what it held. With `verify == 0` the caller
+// guarantees that A's host arrays hold what they held at the last upload.
+// On a device that reads host memory (the CPU) `resident` is not used.
+alStatus_t alSpmvResident(alHandle_t handle, alOperation_t op, const void* alpha,
+                          const alCsrDescr* A, alCsrResident_t resident, int verify,
+                          const alDnMatDescr* X, const void* beta,
+                          alDnMatDescr* Y, alDataType_t computeType);
+
+typedef struct {
+    uint64_t uploads;      // times A was uploaded into it
+    uint64_t deviceBytes;  // device memory it holds now
+} alCsrResidentInfo;
+alStatus_t alCsrResidentGetInfo(alCsrResident_t resident, alCsrResidentInfo* info);
+
 #ifdef __cplusplus
 }
 #endif
