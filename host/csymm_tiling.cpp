@@ -27,8 +27,10 @@ CsymmPlatform csymmPlatformAscend950() {
 CsymmPlatform csymmPlatformCpu(uint32_t threads) {
     // L0A/L0B ~ the L1 data cache share of one micro-panel step; L0C ~ registers
     // plus the C tile kept hot in L2; L1 ~ L2 for packed panels; UB ~ L1d.
+    // minFlopsPerCore 8 Mflop: about 150 us of one core's work (a 64^3
+    // product measured 2x slower on two threads than on one). blocksPerCore 4.
     return CsymmPlatform{std::max(threads, 1u), 16, 16, 16, 32u << 10, 32u << 10,
-                         256u << 10, 1024u << 10, 48u << 10};
+                         256u << 10, 1024u << 10, 48u << 10, uint64_t(8) << 20, 4};
 }
 
 CsymmTilingData csymmTiling(int32_t side, int32_t uplo, int64_t m, int64_t n,
@@ -60,7 +62,11 @@ CsymmTilingData csymmTiling(int32_t side, int32_t uplo, int64_t m, int64_t n,
     // accumulators fit L0C, shrunk until the tile grid gives every core work.
     int64_t tile = kMinTile;
     while ((tile * 2) * (tile * 2) * 2 * kPlaneBytes <= p.l0cBytes) tile *= 2;
-    const int64_t cores = std::max<uint32_t>(p.coreNum, 1);
+    int64_t cores = std::max<uint32_t>(p.coreNum, 1);
+    if (p.minFlopsPerCore > 0) {
+        const double flops = 8.0 * double(m) * double(n) * double(t.k);
+        cores = std::max<int64_t>(1, std::min<int64_t>(cores, static_cast<int64_t>(flops / double(p.minFlopsPerCore))));
+    }
     while (tile > kMinTile && ceilDiv(std::max<int64_t>(m, 1), tile) *
                                       ceilDiv(std::max<int64_t>(n, 1), tile) < cores) {
         tile /= 2;
@@ -83,7 +89,8 @@ CsymmTilingData csymmTiling(int32_t side, int32_t uplo, int64_t m, int64_t n,
     int64_t kSteps = ceilDiv(t.k, bk);
     t.tailK = static_cast<int32_t>(t.k - (kSteps > 0 ? (kSteps - 1) * bk : 0));
     int64_t tiles = static_cast<int64_t>(t.tilesM) * t.tilesN;
-    t.usedCoreNum = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(tiles, cores)));
+    const int64_t maxBlocks = cores * std::max<uint32_t>(p.blocksPerCore, 1);
+    t.usedCoreNum = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(tiles, maxBlocks)));
     t.workspaceSize = (m > 0 && n > 0)
                           ? csymmWorkspaceLayout(m, n, t.k, bm, bn, t.usedCoreNum).bytes
                           : 0;

@@ -27,6 +27,15 @@ struct CsymmPlatform {
     uint64_t l0cBytes;       // accumulators of one output tile (real+imag planes)
     uint64_t l1Bytes;        // packed A and B panels of one K step
     uint64_t ubBytes;        // epilogue / mirror buffer
+    // Real flops (8mnk) a core must get before another core is used: on the
+    // CPU, waking a pool thread costs tens of microseconds, more than a small
+    // product takes. 0: no minimum (the NPU's cores start with the launch).
+    uint64_t minFlopsPerCore = 0;
+    // Blocks launched per core (at most one per tile). On the CPU several: the
+    // pool hands blocks out as threads come free, so a core that another
+    // process (another BLAS's spinning threads, say) holds for a while costs
+    // its share of small blocks, not the whole product.
+    uint32_t blocksPerCore = 1;
 };
 
 CsymmPlatform csymmPlatformAscend950();            // DAV_3510 limits from the design

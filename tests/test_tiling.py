@@ -53,5 +53,17 @@ def test_cpu_device_runs_the_same_struct_shape():
         t = _core.csymm_tiling(RIGHT, LOWER, m, n, platform="cpu", threads=2)
         assert (t["tilesM"] - 1) * t["blockM"] + t["tailM"] == m
         assert (t["tilesN"] - 1) * t["blockN"] + t["tailN"] == n
-        assert 1 <= t["usedCoreNum"] <= 2
+        # Up to blocksPerCore (4) blocks per thread, never more than tiles.
+        assert 1 <= t["usedCoreNum"] <= min(2 * 4, t["tilesM"] * t["tilesN"])
     assert np.iinfo(np.int32).max >= t["blockK"] > 0
+
+
+def test_cpu_small_products_run_on_one_block():
+    # Below minFlopsPerCore (8 Mflop) per thread a second thread costs more
+    # (waking it) than it saves; large products use several blocks per thread.
+    small = _core.csymm_tiling(LEFT, UPPER, 64, 64, platform="cpu", threads=2)
+    assert small["usedCoreNum"] == 1
+    big = _core.csymm_tiling(LEFT, UPPER, 1024, 1024, platform="cpu", threads=2)
+    assert big["usedCoreNum"] == 8
+    npu = _core.csymm_tiling(LEFT, UPPER, 64, 64, platform="ascend950")
+    assert npu["usedCoreNum"] == npu["tilesM"] * npu["tilesN"] <= npu["platform"]["coreNum"]
