@@ -26,13 +26,58 @@ def _scalar(value, name):
     raise TypeError(f"spmv: {name} must be a number, got {type(value).__name__}")
 
 
-def spmv(A, x, alpha=1, beta=0, y=None, trans=False):
+_F32 = np.dtype(np.float32)
+_I32 = np.dtype(np.int32)
+
+
+def _is_half(dtype):
+    """float16, or ml_dtypes' bfloat16 (recognised by name: ml_dtypes is only
+    imported by whoever made such an array)."""
+    return dtype == np.float16 or dtype.name == "bfloat16"
+
+
+def _mixed_mode(a_dtype, x_dtype, compute_dtype):
+    """(compute dtype, dtypes y may have) for the SpMV seed's mixed-precision
+    combinations, None for scipy's own semantics; raises for an unsupported
+    request."""
+    if _is_half(a_dtype) or _is_half(x_dtype):
+        if a_dtype != x_dtype:
+            raise TypeError(f"spmv: float16/bfloat16 needs A and x of one dtype, got {a_dtype} and {x_dtype}")
+        if compute_dtype is not None and np.dtype(compute_dtype) != _F32:
+            raise TypeError(f"spmv: {a_dtype} accumulates in float32, not {np.dtype(compute_dtype)}")
+        return _F32, (_F32, a_dtype)
+    if compute_dtype is None:
+        return None
+    compute = np.dtype(compute_dtype)
+    if a_dtype == _I32 and x_dtype == _I32 and compute in (_I32, _F32):
+        return compute, (compute,)
+    raise TypeError(f"spmv: compute_dtype={compute} is supported for float16/bfloat16 A and x "
+                    f"(float32) and int32 A and x (int32 or float32), not {a_dtype} and {x_dtype}")
+
+
+def _raw_csr(A, shape):
+    """``(data, indices, indptr)`` + shape: data as an ndarray (any dtype, float16
+    and bfloat16 included, which scipy's classes refuse) and a project
+    csr_matrix over the same index arrays holding data converted later."""
+    if shape is None:
+        raise TypeError("spmv: A given as (data, indices, indptr) needs shape=(rows, cols)")
+    if len(A) != 3:
+        raise TypeError("spmv: A given as a tuple must be (data, indices, indptr)")
+    data = np.asarray(A[0])
+    if data.ndim != 1:
+        raise ValueError("spmv: data must be 1-D")
+    return data, A[1], A[2], tuple(shape)
+
+
+def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dtype=None, shape=None):
     """Compute ``y = alpha * op(A) @ x + beta * y`` in one pass.
 
     Parameters
     ----------
     A : sparse matrix or array (CSR and CSC run as they are; other formats are
-        converted with ``tocsr()``)
+        converted with ``tocsr()``), or the CSR arrays ``(data, indices,
+        indptr)`` with ``shape=(rows, cols)`` (the form float16/bfloat16 values
+        take: scipy's classes refuse them)
     x : ndarray, 1-D of length ``op(A).shape[1]``, or 2-D with that many rows
     alpha, beta : numbers
     y : ndarray, optional. Shape ``(op(A).shape[0],) + x.shape[1:]``, dtype equal
@@ -40,6 +85,19 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False):
         ``beta == 0`` it is never read (NaN in it does not propagate). When
         omitted, a new array is returned.
     trans : bool. ``op(A) = A.T`` (no conjugation) when true, else ``A``.
+    compute_dtype, out_dtype : the SpMV seed's mixed-precision modes, which
+        scipy.sparse itself has not (it refuses float16 data):
+
+        * ``A`` and ``x`` float16, or bfloat16 (``ml_dtypes.bfloat16``): products
+          and sums in float32 (``compute_dtype`` None or float32); ``y`` float32
+          (default) or the input's type (``out_dtype``, or a ``y`` of that
+          dtype), rounded once at the end;
+        * ``A`` and ``x`` int32: ``compute_dtype`` int32 (the default: scipy's
+          wrapping integer product) or float32 (values converted to float32,
+          ``y`` float32).
+
+        Values are converted to the compute dtype as they are read (on the
+        host, in a temporary copy: the kernels run in float32).
 
     Returns
     -------
@@ -50,6 +108,16 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False):
     kernel runs (float32/64, complex64/128, int32/64); other dtypes, and the
     ``scipy`` backend, compute the same formula with scipy.
     """
+    raw = None
+    if isinstance(A, tuple):
+        raw = _raw_csr(A, shape)
+        if not _is_half(raw[0].dtype):
+            from ._classes import csr_matrix
+            A, raw = csr_matrix(A, shape=raw[3]), None
+    elif shape is not None and _sp.issparse(A) and tuple(shape) != A.shape:
+        raise ValueError(f"spmv: shape={tuple(shape)} does not match A.shape={A.shape}")
+    if raw is not None:
+        return _spmv_raw_half(raw, x, alpha, beta, y, trans, compute_dtype, out_dtype)
     if not _sp.issparse(A):
         raise TypeError(f"spmv: A must be a scipy/ascend_linalg sparse matrix, got {type(A).__name__}")
     if A.ndim != 2:
@@ -63,6 +131,13 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False):
     rows, cols = A.shape[::-1] if trans else A.shape
     if x.shape[0] != cols:
         raise ValueError(f"spmv: dimension mismatch: op(A) is {rows} x {cols}, x has {x.shape[0]} rows")
+    mixed = _mixed_mode(A.dtype, x.dtype, compute_dtype)
+    if mixed is not None:
+        return _spmv_mixed(A.dtype, lambda d: A.astype(d) if A.format in ("csr", "csc") else A.tocsr().astype(d),
+                           x, alpha, beta, y, trans, mixed, out_dtype, rows)
+    if out_dtype is not None:
+        raise TypeError("spmv: out_dtype is only for the float16/bfloat16 modes; "
+                        "y has the compute dtype")
     dtype = np.result_type(np.dtype(upcast_char(A.dtype.char, x.dtype.char)),
                            np.min_scalar_type(alpha), np.min_scalar_type(beta))
     out_shape = (rows,) + x.shape[1:]
@@ -118,4 +193,61 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False):
     else:
         y[...] = product + dtype.type(beta) * y
     record("spmv", "scipy", reason)
+    return y
+
+
+def _spmv_raw_half(raw, x, alpha, beta, y, trans, compute_dtype, out_dtype):
+    data, indices, indptr, shape = raw
+    x = np.asarray(x)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"spmv: x must be 1-D or 2-D, got {x.ndim}-D")
+    rows, cols = shape[::-1] if trans else shape
+    if x.shape[0] != cols:
+        raise ValueError(f"spmv: dimension mismatch: op(A) is {rows} x {cols}, x has {x.shape[0]} rows")
+    mixed = _mixed_mode(data.dtype, x.dtype, compute_dtype)
+    _scalar(alpha, "alpha")
+    _scalar(beta, "beta")
+
+    def convert(d):
+        from ._classes import csr_matrix
+        return csr_matrix((data.astype(d), indices, indptr), shape=shape)
+    return _spmv_mixed(data.dtype, convert, x, alpha, beta, y, bool(trans), mixed, out_dtype, rows)
+
+
+def _spmv_mixed(a_dtype, convert, x, alpha, beta, y, trans, mixed, out_dtype, rows):
+    """A mixed-precision mode: A (``convert(dtype)``) and x converted to the
+    compute dtype (exact for float16/bfloat16 into float32), the fused product
+    computed there, y rounded to its dtype once."""
+    compute, outputs = mixed
+    out_shape = (rows,) + x.shape[1:]
+    if y is not None:
+        if not isinstance(y, np.ndarray):
+            raise TypeError(f"spmv: y must be an ndarray, got {type(y).__name__}")
+        if out_dtype is not None and np.dtype(out_dtype) != y.dtype:
+            raise TypeError(f"spmv: y has dtype {y.dtype} but out_dtype is {np.dtype(out_dtype)}")
+        out = y.dtype
+    else:
+        out = compute if out_dtype is None else np.dtype(out_dtype)
+    if out not in outputs:
+        raise TypeError(f"spmv: with {a_dtype} A and x computing in {compute}, y may be "
+                        f"{' or '.join(str(d) for d in outputs)}, not {out}")
+    for name, v in (("alpha", alpha), ("beta", beta)):
+        if np.iscomplexobj(v) or (compute == _I32 and not float(v).is_integer()):
+            raise TypeError(f"spmv: {name}={v!r} does not fit the {compute} compute dtype")
+    Ac = convert(compute)
+    xc = np.asarray(x, dtype=compute)
+    if y is None:
+        yc = None
+    else:
+        if y.shape != out_shape:
+            raise ValueError(f"spmv: y must have shape {out_shape}, got {y.shape}")
+        if not y.flags.writeable:
+            raise ValueError("spmv: y is read-only")
+        yc = y if y.dtype == compute else (np.asarray(y, dtype=compute) if beta != 0
+                                            else np.empty(out_shape, dtype=compute))
+    result = spmv(Ac, xc, compute.type(alpha), compute.type(beta), yc, trans)
+    if y is None:
+        return result if out == compute else result.astype(out)
+    if result is not y:
+        y[...] = result
     return y

@@ -1,0 +1,141 @@
+"""The SpMV seed's mixed-precision modes of ``ascend_linalg.sparse.spmv``:
+float16/bfloat16 values and x accumulated in float32 (y float32 or the input
+type), int32 values computed in int32 or float32. Checked against a float64
+reference on the kernel backend (dispatch log) and on the scipy backend."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ascend_linalg
+from ascend_linalg.sparse import csr_matrix, spmv
+from ascend_linalg.testing import dispatch_records
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+HALF = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+BACKENDS = ["cpu", "scipy"]
+
+
+def _csr(rng, m, n, density=0.15):
+    S = sp.random(m, n, density=density, random_state=int(rng.integers(1 << 30)), format="csr")
+    S.data = rng.standard_normal(S.nnz)
+    return S
+
+
+def _ref(data, S, x, trans):
+    """float64 product of the values as stored (half -> float64 is exact)."""
+    A = sp.csr_matrix((data.astype(np.float64), S.indices, S.indptr), shape=S.shape)
+    return (A.T if trans else A) @ x.astype(np.float64)
+
+
+def _bound(data, S, x, trans, scale=1.0):
+    A = sp.csr_matrix((np.abs(data.astype(np.float64)), S.indices, S.indptr), shape=S.shape)
+    return 4e-7 * scale * ((A.T if trans else A) @ np.abs(x.astype(np.float64))) + 1e-30
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("nvec", [None, 3])
+@pytest.mark.parametrize("half", list(HALF))
+def test_half_values_accumulate_in_float32(backend, trans, nvec, half, rng):
+    hd = HALF[half]
+    S = _csr(rng, 61, 37)
+    data = S.data.astype(hd)
+    xlen = S.shape[0] if trans else S.shape[1]
+    x = rng.standard_normal((xlen,) if nvec is None else (xlen, nvec)).astype(hd)
+    with ascend_linalg.use_backend(backend), dispatch_records() as rec:
+        y = spmv((data, S.indices, S.indptr), x, shape=S.shape, trans=trans)
+    assert y.dtype == np.float32
+    assert rec[-1] == ("spmv", backend, None)
+    if backend == "cpu":
+        assert len(rec) == 1  # the fused kernel, nothing else
+    ref = _ref(data, S, x, trans)
+    # float32 accumulation of exact products: within a few float32 ulps of the sum of |terms|
+    assert np.all(np.abs(y - ref) <= _bound(data, S, x, trans, 8))
+    # and better than accumulating in the half type itself would be
+    assert np.abs(y - ref).max() < np.abs(ref).max() * 1e-5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("half", list(HALF))
+def test_half_output_rounds_once(backend, half, rng):
+    hd = HALF[half]
+    S = _csr(rng, 80, 50)
+    data = S.data.astype(hd)
+    x = rng.standard_normal(50).astype(hd)
+    y0 = rng.standard_normal(80).astype(hd)
+    alpha, beta = 1.5, -0.25
+    y = y0.copy()
+    with ascend_linalg.use_backend(backend):
+        out = spmv((data, S.indices, S.indptr), x, alpha=alpha, beta=beta, y=y, shape=S.shape)
+    assert out is y and y.dtype == hd
+    exact = alpha * _ref(data, S, x, False) + beta * y0.astype(np.float64)
+    # One rounding to the half type (at most half an ulp of it) after a float32 result.
+    eps = float(ml_dtypes.finfo(hd).eps)
+    ulp = eps * np.exp2(np.floor(np.log2(np.maximum(np.abs(exact), 1e-30))))
+    assert np.all(np.abs(y.astype(np.float64) - exact) <= 0.5 * ulp + _bound(data, S, x, False, 16))
+    fresh = spmv((data, S.indices, S.indptr), x, alpha=alpha, shape=S.shape, out_dtype=hd)
+    assert fresh.dtype == hd
+
+
+@pytest.mark.parametrize("half", list(HALF))
+def test_half_beta_zero_never_reads_y(half, rng):
+    hd = HALF[half]
+    S = _csr(rng, 30, 20)
+    data = S.data.astype(hd)
+    x = rng.standard_normal(20).astype(hd)
+    for y in (np.full(30, np.nan, dtype=np.float32), np.full(30, np.nan, dtype=hd)):
+        with ascend_linalg.use_backend("cpu"):
+            spmv((data, S.indices, S.indptr), x, y=y, shape=S.shape)
+        assert np.isfinite(y.astype(np.float64)).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("trans", [False, True])
+def test_int32_compute_modes(backend, trans, rng):
+    S = _csr(rng, 40, 30)
+    S.data = rng.integers(-2 ** 30, 2 ** 30, S.nnz)
+    A = csr_matrix(S.astype(np.int32))
+    x = rng.integers(-1000, 1000, S.shape[0] if trans else S.shape[1]).astype(np.int32)
+    with ascend_linalg.use_backend(backend), dispatch_records() as rec:
+        yi = spmv(A, x, trans=trans)
+        yf = spmv(A, x, trans=trans, compute_dtype=np.float32)
+    assert [r for r in rec if r[0] == "spmv"] == [("spmv", backend, None)] * 2
+    # int32 compute: scipy's own (wrapping) integer product
+    expect = (S.astype(np.int32).T if trans else S.astype(np.int32)) @ x
+    assert yi.dtype == np.int32
+    np.testing.assert_array_equal(yi, expect)
+    # float32 compute: values converted to float32 as read, summed in float32
+    data32 = A.data.astype(np.float32)
+    ref = _ref(data32, S, x.astype(np.float32), trans)
+    assert yf.dtype == np.float32
+    assert np.all(np.abs(yf - ref) <= _bound(data32, S, x.astype(np.float32), trans, 8))
+
+
+@pytest.mark.parametrize("call, err", [
+    (lambda d, S, x: spmv((d, S.indices, S.indptr), x), "needs shape"),
+    (lambda d, S, x: spmv((d, S.indices), x, shape=S.shape), "data, indices, indptr"),
+    (lambda d, S, x: spmv((d, S.indices, S.indptr), x.astype(np.float32), shape=S.shape), "one dtype"),
+    (lambda d, S, x: spmv((d, S.indices, S.indptr), x, shape=S.shape, compute_dtype=np.float64), "accumulates in float32"),
+    (lambda d, S, x: spmv((d, S.indices, S.indptr), x, shape=S.shape, out_dtype=np.float64), "y may be"),
+    (lambda d, S, x: spmv((d, S.indices, S.indptr), x, shape=S.shape, y=np.zeros(S.shape[0])), "y may be"),
+    (lambda d, S, x: spmv((d, S.indices, S.indptr), x, shape=S.shape, alpha=1j), "does not fit"),
+    (lambda d, S, x: spmv((d, S.indices, S.indptr), x[:-1], shape=S.shape), "dimension mismatch"),
+    (lambda d, S, x: spmv(csr_matrix(S), x.astype(np.float64), out_dtype=np.float32), "out_dtype is only"),
+    (lambda d, S, x: spmv(csr_matrix(S), x.astype(np.float64), compute_dtype=np.float32), "compute_dtype=float32 is supported"),
+    (lambda d, S, x: spmv(csr_matrix(S.astype(np.int32)), x.astype(np.int32), compute_dtype=np.int32, alpha=0.5), "does not fit"),
+])
+def test_bad_mixed_requests_raise(call, err, rng):
+    S = _csr(rng, 12, 9)
+    d = S.data.astype(np.float16)
+    x = rng.standard_normal(9).astype(np.float16)
+    with ascend_linalg.use_backend("cpu"), pytest.raises((TypeError, ValueError), match=err):
+        call(d, S, x)
+
+
+def test_raw_arrays_of_a_scipy_dtype_run_as_csr(rng):
+    S = _csr(rng, 25, 14)
+    x = rng.standard_normal(14)
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as rec:
+        y = spmv((S.data, S.indices, S.indptr), x, shape=S.shape, alpha=2.0)
+    assert rec == [("spmv", "cpu", None)]
+    np.testing.assert_allclose(y, 2.0 * (S @ x), rtol=1e-12, atol=1e-12)
