@@ -10,6 +10,7 @@ from scipy.sparse._sputils import upcast_char
 
 from .._routing import kernel_lacking, record, route
 from . import _residency
+from .. import _core
 from .._core import HostError
 
 # Result dtypes the SpMV kernels compute in, with their alpha = 1 and beta = 0.
@@ -52,7 +53,6 @@ def run_spmv(backend, A, version, srcs, hooked, trans, alpha, indptr, indices, d
     temporary, no copy). When device memory runs out while other matrices hold
     copies, those are freed and the call is tried once more. ``hooked``: A's
     class reports its own changes."""
-    from .. import _core
     if backend != "npu" or A is None:
         _core.spmv(backend, trans, alpha, indptr, indices, data, rows, cols, x, beta, y)
         return
