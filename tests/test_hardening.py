@@ -520,6 +520,27 @@ def test_unusual_index_arrays_give_scipys_answer(case, clsname):
     assert res == ("ok", [True] * len(OPS)), res
 
 
+@pytest.mark.parametrize("op", ["mv", "mm", "spmv"])
+def test_malformed_indptr_without_columns_raises_on_cpu(op):
+    """A (rows, 0) matrix whose indptr rises and falls back to 0 is malformed too.
+    The merge kernel's shortcut for an X without rows took every row as 0 without
+    checking indptr (found by fuzz/fuzz_spmv, corpus entry cols0-decreasing-indptr)."""
+    def body():
+        A = S.csr_array((5, 0))
+        A.indptr = np.array([0, 0, 1, 0, 0, 0], dtype=A.indptr.dtype)
+        run = {"mv": lambda: A @ np.ones(0), "mm": lambda: A @ np.ones((0, 2)),
+               "spmv": lambda: S.spmv(A, np.ones(0), beta=1, y=np.ones(5))}[op]
+        with ascend_linalg.use_backend("cpu"):
+            try:
+                run()
+            except ValueError as exc:
+                return str(exc)
+        return "returned"
+    res = _in_child(body)
+    assert res[0] == "ok", res
+    assert "malformed sparse structure" in res[1], res
+
+
 def test_float_index_arrays_rejected_like_scipy():
     A = S.csr_array(BASE)
     A.indices = A.indices.astype(np.float64)
