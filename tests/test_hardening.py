@@ -542,6 +542,35 @@ def test_malformed_indptr_without_columns_raises_on_cpu(op):
     assert "malformed sparse structure" in res[1], res
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("bad", [-1, -(2**60), -(2**63), 2**62])
+def test_malformed_index_among_scattered_nonzeros_raises_on_cpu(fmt, bad):
+    """5000 scattered nonzeros in one block switch both kernels to software
+    prefetching, whose address comes from the index before it is checked: a
+    malformed index formed a wild pointer there (undefined behaviour; UBSan
+    pointer-overflow under .ci/sanitize.sh aborts this test without the fix).
+    Found by fuzz/fuzz_spmv (corpus entry prefetch-wild-index)."""
+    def body():
+        n = 1 << 20
+        idx = np.random.default_rng(3).integers(0, n, size=5000)
+        if fmt == "csr":  # the N kernel: prefetches x[indices[k]]
+            A, x = S.csr_array((np.ones(5000), idx, np.array([0, 5000])), shape=(1, n)), np.ones(n)
+        else:             # CSC runs the T kernel: prefetches its partial at indices[k]
+            A, x = S.csc_array((np.ones(5000), idx, np.array([0, 5000])), shape=(n, 1)), np.ones(1)
+        A.indices = A.indices.astype(np.int64)
+        A.indptr = A.indptr.astype(np.int64)
+        A.indices[2500] = bad
+        with ascend_linalg.use_backend("cpu"):
+            try:
+                A @ x
+            except ValueError as exc:
+                return str(exc)
+        return "returned"
+    res = _in_child(body)
+    assert res[0] == "ok", res
+    assert "malformed sparse structure" in res[1], res
+
+
 def test_float_index_arrays_rejected_like_scipy():
     A = S.csr_array(BASE)
     A.indices = A.indices.astype(np.float64)

@@ -90,13 +90,22 @@ inline bool scattered(const I* idx, int64_t kLo, int64_t kHi, int64_t stride) {
     int far = 0;
     for (int64_t s = 0; s < 64; ++s) {
         const int64_t k = kLo + (n - 1) * s / 64;
-        const int64_t d = static_cast<int64_t>(idx[k + 1]) - static_cast<int64_t>(idx[k]);
+        // Wrapping difference: the indices are not checked yet (INT64_MIN - 1).
+        const int64_t d = static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(idx[k + 1])) -
+                                               static_cast<uint64_t>(static_cast<int64_t>(idx[k])));
         far += d > near || d < -near;
     }
     return far > 16;
 }
 
 inline int64_t clampK(int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); }
+
+// Index i as a column in [0, cols), or 0 when it is not one (cols > 0).
+template <class I>
+inline uint64_t inRange(I i, uint64_t cols) {
+    const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(i));
+    return c < cols ? c : 0;
+}
 
 // Layout of the N kernel's carry slots: per block {head[nvec], tail[nvec]}.
 template <class T>
@@ -144,7 +153,8 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
     int bad = 0;
     int64_t a = static_cast<int64_t>(indptr[ra]);
     // x is read in index order, which the hardware cannot predict: prefetch
-    // kPrefetch nonzeros ahead (a prefetch never faults, whatever the index).
+    // kPrefetch nonzeros ahead. The index is not checked yet: an invalid one
+    // prefetches x[0] (merely forming its out-of-range address is undefined).
     int64_t pf = clampK(a, kLo, kHi);
     for (int64_t r = ra; r < rb; ++r) {
         const int64_t e = static_cast<int64_t>(indptr[r + 1]);
@@ -152,7 +162,7 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
         const int64_t ka = clampK(a, kLo, kHi), kb = clampK(e, ka, kHi);
         if (Prefetch)
             for (const int64_t pe = std::min(kb + kPrefetch, kHi); pf < pe; ++pf)
-                __builtin_prefetch(x + static_cast<int64_t>(idx[pf]) * xs);
+                __builtin_prefetch(x + static_cast<int64_t>(inRange(idx[pf], cols)) * xs);
         T acc = dot(val, idx, ka, kb, x, xs, cols, &bad);
         epilogue(Mode, alpha, beta, acc, y + r * ys);
         a = e;

@@ -69,7 +69,7 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
             const T xr = x[r * t.xRowStride];
             if (pref)
                 for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
-                    __builtin_prefetch(part + static_cast<uint64_t>(static_cast<int64_t>(idx[pf])), 1);
+                    __builtin_prefetch(part + inRange(idx[pf], cols), 1);  // unchecked yet: clamp
             for (int64_t k = ka; k < kb; ++k) {
                 const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[k]));
                 if (__builtin_expect(c >= cols, 0)) { bad = 1; continue; }
