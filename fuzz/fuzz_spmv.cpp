@@ -580,7 +580,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int storage = kTypes[tsel % 6];  // the C++ type the buffers hold
     int vt = storage;
     if (tsel == 30) vt = AL_R_16F;          // a type this op has no kernel for
-    if (tsel == 31) vt = static_cast<int>(r.u32());
+    if (tsel == 31) {  // any other int, but never a valid tag other than the buffers' type
+        vt = static_cast<int>(r.u32());
+        if (typeBytes(vt)) vt = -1 - vt;
+    }
     int tags[3] = {vt, vt, vt};              // X, Y, compute
     const uint8_t mis = r.below(48);
     if (mis < 3) tags[mis] = kTypes[(tsel + 1 + r.below(5)) % 6];
