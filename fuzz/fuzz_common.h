@@ -54,6 +54,12 @@ struct CL {
     long double re, im;
 };
 
+// FUZZ_VERBOSE set: harnesses print what an input decoded to (for triage).
+inline bool verbose() {
+    static const bool v = std::getenv("FUZZ_VERBOSE") != nullptr;
+    return v;
+}
+
 // A finding: say what, then trap (libFuzzer saves the input as crash-*).
 [[noreturn]] inline void fail(const char* what, long long a = 0, long long b = 0) {
     std::fprintf(stderr, "FUZZ FINDING: %s (%lld, %lld)\n", what, a, b);

@@ -264,7 +264,7 @@ void check(const Acc& acc, const T& alpha, const T& beta, int mode, const T& yOl
         // denormal step per operation).
         const long double tol = 64 * Tr<T>::eps * (bound + acc.bound) + 16 * (acc.n + 4) * Tr<T>::tiny;
         const long double rs[2] = {res.re, res.im}, gs[2] = {g.re, g.im};
-        if (std::getenv("FUZZ_VERBOSE"))
+        if (fz::verbose())
             std::fprintf(stderr, "element %lld: want (%Lg, %Lg) got (%Lg, %Lg) alpha (%Lg, %Lg) beta (%Lg, %Lg) "
                          "mode %d y (%Lg, %Lg) acc (%Lg, %Lg) terms %lld bound %Lg\n", where, res.re, res.im, g.re,
                          g.im, a.re, a.im, b.re, b.im, mode, y.re, y.im, acc.v.re, acc.v.im,
@@ -507,7 +507,7 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
                      nullA ? nullptr : &A, nullXD ? nullptr : &dX, nullBeta ? nullptr : &beta,
                      nullYD ? nullptr : &dY, ct);
     }
-    if (std::getenv("FUZZ_VERBOSE")) {  // what this input decoded to
+    if (fz::verbose()) {  // what this input decoded to
         std::fprintf(stderr, "%s op %d value type %d index type %d rows %lld cols %lld nnz %lld nvec %lld "
                      "x strides (%lld, %lld) y strides (%lld, %lld) status %d expected %d\n", direct ? "direct" : "alSpmv", op,
                      valueTypeTag, indexTypeTag, (long long)rows, (long long)cols, (long long)nnz, (long long)nvec,
