@@ -51,7 +51,12 @@ rm -rf "$STAGE"
 mkdir -p "$STAGE"
 (cd "$ROOT" && find ascend_linalg -name '*.py' -print0 | xargs -0 -I{} install -D -m644 {} "$STAGE/{}")
 cp "$BUILD"/ascend_linalg/_core*.so "$STAGE/ascend_linalg/"
+# The fake ACL runtime (sanitized too), where testing.fake_acl_path() finds an
+# installed one: tests/test_npu_fake.py runs the NPU path on it.
+install -D -m755 "$BUILD"/fake_acl/libascendcl.so "$STAGE/ascend_linalg/_fake_acl/libascendcl.so"
 cp -r "$ROOT/tests" "$STAGE/tests"
+# tests/test_npu_fake.py reads the host sources (kernel names the fake must know).
+mkdir -p "$STAGE/host" && cp "$ROOT"/host/*.cpp "$STAGE/host/"
 cp "$ROOT/pyproject.toml" "$STAGE/"
 
 echo "== run the tests under ASan + UBSan"
@@ -61,6 +66,8 @@ export LD_PRELOAD="$LIBASAN $LIBUBSAN"
 # detect_leaks=0: CPython and numpy keep memory alive until exit on purpose.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Lets a test skip what the sanitizer runtime itself cannot run (tests/test_memory.py).
+export ASCEND_LINALG_SANITIZED=1
 cd "$STAGE"
 "$PYTHON" - <<'PY'
 import ascend_linalg, os

@@ -15,6 +15,7 @@ A ``c`` that shares memory with ``a`` or ``b`` (written in place) is left out
 of the scipy comparison: scipy's value is implementation-defined there; the
 dedicated aliasing test checks ours against the mathematical value.
 """
+import mmap
 import os
 import signal
 import sys
@@ -520,6 +521,56 @@ def test_unusual_index_arrays_give_scipys_answer(case, clsname):
     assert res == ("ok", [True] * len(OPS)), res
 
 
+@pytest.mark.parametrize("op", ["mv", "mm", "spmv"])
+def test_malformed_indptr_without_columns_raises_on_cpu(op):
+    """A (rows, 0) matrix whose indptr rises and falls back to 0 is malformed too.
+    The merge kernel's shortcut for an X without rows took every row as 0 without
+    checking indptr (found by fuzz/fuzz_spmv, corpus entry cols0-decreasing-indptr)."""
+    def body():
+        A = S.csr_array((5, 0))
+        A.indptr = np.array([0, 0, 1, 0, 0, 0], dtype=A.indptr.dtype)
+        run = {"mv": lambda: A @ np.ones(0), "mm": lambda: A @ np.ones((0, 2)),
+               "spmv": lambda: S.spmv(A, np.ones(0), beta=1, y=np.ones(5))}[op]
+        with ascend_linalg.use_backend("cpu"):
+            try:
+                run()
+            except ValueError as exc:
+                return str(exc)
+        return "returned"
+    res = _in_child(body)
+    assert res[0] == "ok", res
+    assert "malformed sparse structure" in res[1], res
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("bad", [-1, -(2**60), -(2**63), 2**62])
+def test_malformed_index_among_scattered_nonzeros_raises_on_cpu(fmt, bad):
+    """5000 scattered nonzeros in one block switch both kernels to software
+    prefetching, whose address comes from the index before it is checked: a
+    malformed index formed a wild pointer there (undefined behaviour; UBSan
+    pointer-overflow under .ci/sanitize.sh aborts this test without the fix).
+    Found by fuzz/fuzz_spmv (corpus entry prefetch-wild-index)."""
+    def body():
+        n = 1 << 20
+        idx = np.random.default_rng(3).integers(0, n, size=5000)
+        if fmt == "csr":  # the N kernel: prefetches x[indices[k]]
+            A, x = S.csr_array((np.ones(5000), idx, np.array([0, 5000])), shape=(1, n)), np.ones(n)
+        else:             # CSC runs the T kernel: prefetches its partial at indices[k]
+            A, x = S.csc_array((np.ones(5000), idx, np.array([0, 5000])), shape=(n, 1)), np.ones(1)
+        A.indices = A.indices.astype(np.int64)
+        A.indptr = A.indptr.astype(np.int64)
+        A.indices[2500] = bad
+        with ascend_linalg.use_backend("cpu"):
+            try:
+                A @ x
+            except ValueError as exc:
+                return str(exc)
+        return "returned"
+    res = _in_child(body)
+    assert res[0] == "ok", res
+    assert "malformed sparse structure" in res[1], res
+
+
 def test_float_index_arrays_rejected_like_scipy():
     A = S.csr_array(BASE)
     A.indices = A.indices.astype(np.float64)
@@ -567,8 +618,211 @@ def test_columns_beyond_int32_mixed_index_dtypes_cpu():
     assert res == ("ok", [77.0]), res
 
 
-@pytest.mark.skip(reason="a csymm operand whose element offsets exceed 2**31 needs a >16 GiB "
-                         "buffer (csymm reads the whole k x k matrix, so as_strided over a small "
-                         "buffer would read out of bounds); too big for this machine")
-def test_csymm_leading_dimension_beyond_int32():
-    pass
+# Element offsets past 2**31 and 2**32 (csymm leading dimensions, SpMV strides)
+# without 16-32 GiB of memory: each operand is a strided view over an anonymous
+# MAP_NORESERVE mapping that spans the full offset range. Nothing is reserved
+# (no commit charge under the default heuristic overcommit) and only the pages
+# holding the few logical elements are ever written, so a process maps up to
+# ~100 GiB of address space but stays within a few MB of resident memory. The
+# body runs in a forked child that the parent kills if its resident set grows
+# past RSS_CAP_MB: a regression that touched the mappings would fail the test,
+# not exhaust the machine.
+RSS_CAP_MB = 1024
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)  # Linux's value (Python 3.11's mmap lacks the name)
+
+
+def _lazy_array(n, dtype):
+    """A writable 1-D array of ``n`` elements over a lazily committed anonymous mapping."""
+    nbytes = n * np.dtype(dtype).itemsize
+    try:
+        mm = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | _MAP_NORESERVE)
+    except (OSError, OverflowError, ValueError) as exc:  # strict overcommit (mode 2), 32-bit, RLIMIT_AS
+        pytest.skip(f"cannot map {nbytes / 2**30:.0f} GiB of address space lazily: {exc}")
+    return np.frombuffer(mm, dtype=dtype)
+
+
+def _strided(values, ld, axis=1):
+    """``values`` (2-D) copied into a view whose stride along ``axis`` is ``ld`` elements
+    (the other stride is 1 element), over a lazy mapping just large enough."""
+    values = np.asarray(values)
+    rows, cols = values.shape
+    long_ = cols if axis == 1 else rows
+    short = rows if axis == 1 else cols
+    base = _lazy_array((long_ - 1) * ld + short, values.dtype)
+    it = values.dtype.itemsize
+    strides = (it, it * ld) if axis == 1 else (it * ld, it)
+    view = np.lib.stride_tricks.as_strided(base, shape=values.shape, strides=strides)
+    view[...] = values
+    return view
+
+
+def _rss_kb(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _in_child_rss_capped(fn, timeout=120):
+    """Run ``fn`` in a forked child whose resident set may not grow past RSS_CAP_MB.
+
+    Returns ('ok', result, rss_growth_kb) / ('exc', cls, msg) / ('signal', n) /
+    ('rss', kb) when the parent killed the child for its memory."""
+    import ast
+    import time
+    r, w = os.pipe()
+    start = _rss_kb("self", "VmRSS")
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        try:
+            signal.alarm(timeout)
+            base = _rss_kb("self", "VmRSS")
+            try:
+                res = fn()
+                out = ("ok", res, _rss_kb("self", "VmHWM") - base)
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                out = ("exc", type(exc).__name__, str(exc))
+            os.write(w, repr(out).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    limit = start + RSS_CAP_MB * 1024
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        try:
+            rss = _rss_kb(pid, "VmRSS")
+        except OSError:
+            rss = 0
+        if rss > limit:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return ("rss", rss)
+        time.sleep(0.01)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    if os.WIFSIGNALED(status):
+        return ("signal", os.WTERMSIG(status))
+    return ast.literal_eval(b"".join(chunks).decode())
+
+
+def _check_child(res):
+    if res[0] == "exc" and res[1] == "Skipped":  # pytest.skip() inside the child
+        pytest.skip(res[2])
+    assert res[0] == "ok", f"child failed: {res}"
+    assert res[2] < 256 * 1024, f"resident memory grew by {res[2] / 1024:.0f} MB: a mapping was touched"
+    return res[1]
+
+
+def _ld_past(bits, cols):
+    """A leading dimension whose last column starts past 2**bits elements."""
+    return 2**bits // (cols - 1) + 5
+
+
+def _csymm_operands(rng, m, n, side):
+    k = m if side == 0 else n
+    def cplx(shape):  # column-major, as _core.csymm takes its operands
+        return np.asfortranarray(rng.standard_normal(shape) + 1j * rng.standard_normal(shape), np.complex64)
+    return cplx((k, k)), cplx((m, n)), cplx((m, n))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="lazy anonymous mappings: Linux")
+@pytest.mark.parametrize("bits", [31, 32])
+@pytest.mark.parametrize("operand", ["a", "b", "c", "abc"])
+@pytest.mark.parametrize("side, lower", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_csymm_leading_dimension_beyond_int32(side, lower, operand, bits, rng):
+    """lda / ldb / ldc with the last column past 2**31 (2**32) elements, through the
+    host C API: C equals scipy's csymm of compact copies of the same small matrices."""
+    from ascend_linalg import _core
+    m, n = 3, 4
+    a, b, c = _csymm_operands(rng, m, n, side)
+    alpha, beta = 0.5 - 2j, 1.5 + 0.25j
+    want = _fblas.csymm(alpha, a, b, beta, c, side=side, lower=lower)
+
+    def body():
+        ops = {"a": a, "b": b, "c": c}
+        for name in operand:
+            ops[name] = _strided(ops[name], _ld_past(bits, ops[name].shape[1]))
+        assert ops[operand[0]].strides[1] // 8 * (ops[operand[0]].shape[1] - 1) > 2**bits
+        _core.csymm("cpu", side, lower, alpha, ops["a"], ops["b"], beta, ops["c"])
+        got = np.array(ops["c"])
+        # The operands were not written (c aside).
+        for name in ("a", "b"):
+            np.testing.assert_array_equal(ops[name], {"a": a, "b": b}[name])
+        return got.tolist()
+    got = np.array(_check_child(_in_child_rss_capped(body)), dtype=np.complex64)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="lazy anonymous mappings: Linux")
+@pytest.mark.parametrize("side", [0, 1])
+def test_csymm_public_api_passes_huge_leading_dimensions_uncopied(side, rng, monkeypatch):
+    """blas.csymm hands column-major views of a and b to the host as they are:
+    the kernel, not a copy, meets the offsets past 2**32."""
+    from ascend_linalg import _core
+    m, n = 3, 4
+    a, b, c = _csymm_operands(rng, m, n, side)
+    want = _fblas.csymm(2.0, a, b, 0.5, c, side=side, lower=1)
+    seen = []
+    real = _core.csymm
+
+    def spy(device, side_, lower_, alpha, a_, b_, beta, c_):
+        seen.append((a_.strides, b_.strides))
+        return real(device, side_, lower_, alpha, a_, b_, beta, c_)
+
+    def body():
+        monkeypatch.setattr(_core, "csymm", spy)
+        av = _strided(a, _ld_past(32, a.shape[1]))
+        bv = _strided(b, _ld_past(32, b.shape[1]))
+        with ascend_linalg.use_backend("cpu"), dispatch_records() as rec:
+            got = blas.csymm(2.0, av, bv, 0.5, c.copy(), side=side, lower=1)
+        assert rec == [("csymm", "cpu", None)], rec
+        assert seen == [(av.strides, bv.strides)], seen
+        return np.asarray(got).tolist()
+    got = np.array(_check_child(_in_child_rss_capped(body)), dtype=np.complex64)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="lazy anonymous mappings: Linux")
+@pytest.mark.parametrize("bits", [31, 32])
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+@pytest.mark.parametrize("nvec", [None, 2])
+def test_spmv_strides_beyond_int32(nvec, dtype, trans, bits, rng):
+    """The SpMV counterpart: x and y rows (and, 2-D, columns) strided so that element
+    offsets pass 2**31 (2**32); the fused spmv against scipy on compact copies."""
+    A = sp.random(3, 5, density=0.6, format="csr", random_state=7, dtype=np.float64).astype(dtype)
+    A = S.csr_array(A)
+    rows, cols = A.shape[::-1] if trans else A.shape
+    shape_x = (cols,) if nvec is None else (cols, nvec)
+    shape_y = (rows,) if nvec is None else (rows, nvec)
+    def vals(shape):
+        v = rng.standard_normal(shape)
+        return (v + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else v).astype(dtype)
+    x, y = vals(shape_x), vals(shape_y)
+    ref = 2 * ((A.T if trans else A).toarray().astype(np.complex128) @ x) + 0.5 * y
+
+    def body():
+        if nvec is None:
+            xv = _strided(x[:, None], _ld_past(bits, cols), axis=0)[:, 0]
+            yv = _strided(y[:, None], _ld_past(bits, rows), axis=0)[:, 0]
+        else:  # rows far apart in x, columns far apart in y
+            xv = _strided(x, _ld_past(bits, cols), axis=0)
+            yv = _strided(y, _ld_past(bits, nvec), axis=1)
+        with ascend_linalg.use_backend("cpu"), dispatch_records() as rec:
+            out = S.spmv(A, xv, alpha=2, beta=0.5, y=yv, trans=trans)
+        assert out is yv
+        assert rec == [("spmv", "cpu", None)], rec
+        np.testing.assert_array_equal(xv, x)
+        return np.array(yv).tolist()
+    got = np.array(_check_child(_in_child_rss_capped(body)))
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

@@ -93,8 +93,11 @@ void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
     const int64_t rows = t.rows, nnzT = static_cast<int64_t>(indptr[rows]);
     if (t.cols == 0) {  // X has no rows: no nonzero can be valid, every row sums to 0
-        if (b == 0 && nnzT > 0) flagError(ws);
         const int64_t r0 = rows * b / nb, r1 = rows * (b + 1) / nb;
+        // Still malformed: a decreasing indptr (each block checks its rows' pairs).
+        bool bad = b == 0 && nnzT > 0;
+        for (int64_t r = r0; r < r1; ++r) bad |= indptr[r + 1] < indptr[r];
+        if (bad) flagError(ws);
         for (int64_t r = r0; r < r1; ++r)
             for (int64_t v = 0; v < t.nvec; ++v)
                 epilogue(t.betaMode, alpha, beta, T{}, y + r * t.yRowStride + v * t.yColStride);

@@ -93,7 +93,9 @@ inline bool scattered(const I* idx, int64_t kLo, int64_t kHi, int64_t stride) {
     int far = 0;
     for (int64_t s = 0; s < 64; ++s) {
         const int64_t k = kLo + (n - 1) * s / 64;
-        const int64_t d = static_cast<int64_t>(idx[k + 1]) - static_cast<int64_t>(idx[k]);
+        // Wrapping difference: the indices are not checked yet (INT64_MIN - 1).
+        const int64_t d = static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(idx[k + 1])) -
+                                               static_cast<uint64_t>(static_cast<int64_t>(idx[k])));
         far += d > near || d < -near;
     }
     return far > 16;
@@ -219,7 +221,8 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
     int64_t a = static_cast<int64_t>(indptr[ra]);
     if (a < kLo || a > kHi) return 1;
     // x is read in index order, which the hardware cannot predict: prefetch
-    // kPrefetch nonzeros ahead (a prefetch never faults, whatever the index).
+    // kPrefetch nonzeros ahead. The index is not checked yet: it is clamped
+    // like the loads (merely forming an out-of-range address is undefined).
     int64_t pf = a;
     const UIndex<I> lim = indexLimit<I>(cols);
     int64_t chk = a;  // nonzeros [chk, a) were used clamped and are not checked yet
@@ -231,7 +234,7 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
             if (Prefetch)
                 for (const int64_t pe = std::min(n + kPrefetch, kHi); pf < pe; ++pf)
-                    __builtin_prefetch(x + static_cast<int64_t>(idx[pf]) * xs);
+                    __builtin_prefetch(x + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)) * xs);
             T acc;
             if (n - a >= kLongRow) {  // checks as it goes: settle the pending span first
                 if (!chunkIndicesOk(idx, chk, a, lim)) return 1;

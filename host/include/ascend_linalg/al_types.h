@@ -12,7 +12,20 @@
 extern "C" {
 #endif
 
-typedef enum {
+// Callers in C (or through ctypes) may pass any int where an enum is expected,
+// and the host must reject it with AL_STATUS_INVALID_ENUM. In C++ an enum
+// without a fixed underlying type only has the values of its enumerators' bit
+// range (alSideMode_t: 0..255, alIndexType_t: 0..1), so merely loading
+// 1 << 30 there is undefined behaviour (UBSan: fuzz/fuzz_csymm, fuzz_spmv).
+// Compiled as C++, the enums are therefore based on int: every int is a value,
+// and the size and calling convention stay those of the C enum.
+#ifdef __cplusplus
+#define AL_ENUM_BASE : int
+#else
+#define AL_ENUM_BASE
+#endif
+
+typedef enum AL_ENUM_BASE {
     AL_STATUS_SUCCESS = 0,
     AL_STATUS_NOT_INITIALIZED = 1,
     AL_STATUS_ALLOC_FAILED = 2,
@@ -27,12 +40,12 @@ typedef enum {
     AL_STATUS_UNKNOWN = 11,
 } alStatus_t;
 
-typedef enum { AL_OP_N = 111, AL_OP_T = 112, AL_OP_C = 113 } alOperation_t;
-typedef enum { AL_FILL_UPPER = 121, AL_FILL_LOWER = 122 } alFillMode_t;
-typedef enum { AL_SIDE_LEFT = 141, AL_SIDE_RIGHT = 142 } alSideMode_t;
+typedef enum AL_ENUM_BASE { AL_OP_N = 111, AL_OP_T = 112, AL_OP_C = 113 } alOperation_t;
+typedef enum AL_ENUM_BASE { AL_FILL_UPPER = 121, AL_FILL_LOWER = 122 } alFillMode_t;
+typedef enum AL_ENUM_BASE { AL_SIDE_LEFT = 141, AL_SIDE_RIGHT = 142 } alSideMode_t;
 
 // Element types of values, vectors and compute (a subset of aclDataType's roles).
-typedef enum {
+typedef enum AL_ENUM_BASE {
     AL_R_32F = 0,   // float32
     AL_R_64F = 1,   // float64
     AL_C_32F = 2,   // complex64  {float re, im}
@@ -43,9 +56,9 @@ typedef enum {
     AL_R_16BF = 7,  // bfloat16
 } alDataType_t;
 
-typedef enum { AL_INDEX_32I = 0, AL_INDEX_64I = 1 } alIndexType_t;
+typedef enum AL_ENUM_BASE { AL_INDEX_32I = 0, AL_INDEX_64I = 1 } alIndexType_t;
 
-typedef enum {
+typedef enum AL_ENUM_BASE {
     AL_DEVICE_CPU = 0,  // this process's cores, through the CPU kernels
     AL_DEVICE_NPU = 1,  // an Ascend NPU through the ACL runtime (dlopen'ed)
 } alDeviceKind_t;
