@@ -49,15 +49,17 @@ fi
 echo "== stage the package in $STAGE"
 rm -rf "$STAGE"
 mkdir -p "$STAGE"
-(cd "$ROOT" && find ascend_linalg -name '*.py' -print0 | xargs -0 -I{} install -D -m644 {} "$STAGE/{}")
+# The whole source tree (tests read sources, run tools/ scripts and configure
+# meson in it), then the sanitized binaries over it.
+if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$STAGE")
+else
+    (cd "$ROOT" && find . -path ./build -prune -o -path ./.venv -prune -o -type f -print0 | xargs -0 cp --parents -t "$STAGE")
+fi
 cp "$BUILD"/ascend_linalg/_core*.so "$STAGE/ascend_linalg/"
 # The fake ACL runtime (sanitized too), where testing.fake_acl_path() finds an
 # installed one: tests/test_npu_fake.py runs the NPU path on it.
 install -D -m755 "$BUILD"/fake_acl/libascendcl.so "$STAGE/ascend_linalg/_fake_acl/libascendcl.so"
-cp -r "$ROOT/tests" "$STAGE/tests"
-# tests/test_npu_fake.py reads the host sources (kernel names the fake must know).
-mkdir -p "$STAGE/host" && cp "$ROOT"/host/*.cpp "$STAGE/host/"
-cp "$ROOT/pyproject.toml" "$STAGE/"
 
 echo "== run the tests under ASan + UBSan"
 LIBASAN=$(${CXX:-g++} -print-file-name=libasan.so)
@@ -68,6 +70,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:halt_on_erro
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # Lets a test skip what the sanitizer runtime itself cannot run (tests/test_memory.py).
 export ASCEND_LINALG_SANITIZED=1
+# Subprocesses the tests start (tools/validate_npu.py, say) import the staged
+# package too.
+export PYTHONPATH="$STAGE${PYTHONPATH:+:$PYTHONPATH}"
 cd "$STAGE"
 "$PYTHON" - <<'PY'
 import ascend_linalg, os

@@ -7,6 +7,8 @@ subprocess computes everything (module fixture); the tests read its results.
 import json
 
 import numpy as np
+import os
+
 import pytest
 
 from _fake_npu import FAKE, run, run_process
@@ -505,6 +507,9 @@ def test_exit_without_npu_use_loads_nothing(tmp_path):
     assert events == []   # the fake runtime was never even loaded
 
 
+@pytest.mark.skipif(os.environ.get("ASCEND_LINALG_SANITIZED") == "1",
+                    reason="under .ci/sanitize.sh's debug build pybind11's GIL check fires when a daemon "
+                           "thread is unwound at interpreter exit (docs/guarantees.md, Known gaps)")
 def test_exit_with_daemon_threads_still_calling(tmp_path):
     code = r"""
 import threading, time, numpy as np, scipy.sparse as sp
