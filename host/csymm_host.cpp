@@ -60,8 +60,14 @@ extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t
     if (isZero(*alpha) && isOne(*beta)) return AL_STATUS_SUCCESS;
 
     Device& dev = *handle->device;
+    // Asked before staging: a kernel the device lacks costs no transfers.
+    if ((st = dev.supports(kCsymmKernel, AL_C_32F)) != AL_STATUS_SUCCESS) return st;
+    // Tiled for the device that runs it: the NPU's buffer limits (cube cores,
+    // one block each) or this machine's caches and thread pool.
+    const CsymmPlatform platform = dev.kind() == AL_DEVICE_NPU ? csymmPlatformAscend(dev.coreNum())
+                                                                : csymmPlatformCpu(dev.coreNum());
     CsymmTilingData t = csymmTiling(side, uplo, m, n, lda, ldb, ldc, alpha->real, alpha->imag,
-                                    beta->real, beta->imag, csymmPlatformCpu(dev.coreNum()));
+                                    beta->real, beta->imag, platform);
     // A device with its own memory works on device copies (staging.h): A and B
     // unless alpha == 0, C when it is read (beta != 0) or has gaps between
     // columns that the copy back must preserve; C returns only on success.
