@@ -44,12 +44,12 @@ bool directY(const SpmvTilingData& t) {
            isOne(fromBytes<T>(t.alpha));
 }
 
-// part[idx[k]] += val[k] * xr over [ka, kb): indices clamped to lim before
-// use (the caller checks them afterwards), as in shortDot; the product is
-// rounded before the sum, as in scipy's sparsetools. Touch: zero a partial's
-// page on first use (not needed when every page was zeroed).
-// Checked: the running maximum of the indices goes to *mx as well (long rows,
-// which should not be read twice).
+// part[idx[k]] += val[k] * xr over [ka, kb); the product is rounded before
+// the sum, as in scipy's sparsetools. Touch: zero a partial's page on first
+// use (not needed when every page was zeroed).
+// Unchecked: the caller checked the indices already (checkAhead, as for
+// shortDot). Checked (long rows, which should not be read twice): each index
+// is clamped to lim before use and their running maximum goes to *mx.
 template <bool Touch, bool Checked, class T, class I>
 inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part,
                        unsigned char* flags, const SpmvTilingData& t, UIndex<I> lim, UIndex<I>* mx) {
@@ -57,7 +57,7 @@ inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr,
     for (int64_t k = ka; k < kb; ++k) {
         const UIndex<I> u = static_cast<UIndex<I>>(idx[k]);
         if (Checked) m = std::max(m, u);
-        const uint64_t c = std::min(u, lim);
+        const uint64_t c = Checked ? std::min(u, lim) : u;
         if (Touch) touch(part, flags, t, c);
         T p = mul(val[k], xr);
         keepScalar(p);
@@ -77,24 +77,20 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
     UIndex<I> mx = 0;
     int64_t pf = s.k0;  // next nonzero whose partial element is prefetched
-    int64_t chk = s.k0;  // nonzeros [chk, a) were used clamped and are not checked yet
-    // Row r's span [ka, kb); a long row is checked as it goes (after settling
-    // the pending span), short rows' indices in spans of kCheckSpan.
+    int64_t chk = s.k0;  // nonzeros [.., chk) are checked
+    // Row r's span [ka, kb); a long row is checked as it goes, short rows'
+    // indices a span of kCheckSpan ahead (checkAhead).
     auto row = [&](int64_t r, int64_t ka, int64_t kb) {
         if (Prefetch)
             for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
                 __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
         if (kb - ka >= kCheckSpan) {
-            if (!chunkIndicesOk(idx, chk, ka, lim)) return false;
             scatterRow<Touch, true>(val, idx, ka, kb, x[r * xs], part, flags, t, lim, &mx);
-            chk = kb;
+            chk = std::max(chk, kb);
             return mx <= lim;
         }
+        if (!checkAhead(idx, &chk, kb, s.k1, lim)) return false;
         scatterRow<Touch, false>(val, idx, ka, kb, x[r * xs], part, flags, t, lim, &mx);
-        if (kb - chk >= kCheckSpan) {
-            if (!chunkIndicesOk(idx, chk, kb, lim)) return false;
-            chk = kb;
-        }
         return true;
     };
     int64_t a = s.k0, r = s.r0;
@@ -116,9 +112,8 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     }
     if (r < rows && a < s.k1) {  // the open tail row
         if (!row(r, a, s.k1)) return 1;
-        a = s.k1;
     }
-    return !chunkIndicesOk(idx, chk, a, lim);
+    return 0;
 }
 
 template <class T, class I>
