@@ -1,10 +1,11 @@
 // Standalone check + benchmark of the merge-path SpMV kernels (not in the meson build).
 //   g++ -O3 -std=c++17 -I. -Ihost/include -mavx2 -mfma -c kernels/spmv/spmv_kernel_merge_avx2.cpp -o /tmp/spmv_avx2.o
+//   g++ -O3 -std=c++17 -I. -Ihost/include -mavx2 -mfma -c kernels/spmv/spmvt_kernel_merge_avx2.cpp -o /tmp/spmvt_avx2.o
 //   g++ -O3 -std=c++17 -I. -Ihost/include -DAL_CPU_DISPATCH=1 -o /tmp/bench_spmv
 //       kernels/spmv/bench_spmv_kernel.cpp kernels/spmv/spmv_kernel_ref.cpp
 //       kernels/spmv/spmv_kernel_merge.cpp kernels/spmv/spmvt_kernel_merge.cpp
 //       host/spmv_tiling.cpp host/spmv_host.cpp host/context.cpp
-//       host/runtime/cpu_device.cpp host/runtime/acl_device.cpp /tmp/spmv_avx2.o -ldl -lpthread
+//       host/runtime/cpu_device.cpp host/runtime/acl_device.cpp host/fingerprint.cpp /tmp/spmv_avx2.o /tmp/spmvt_avx2.o -ldl -lpthread
 //   (baseline only: drop -DAL_CPU_DISPATCH=1 and the .o; -fsanitize=address,undefined works too)
 //   /tmp/bench_spmv [check|bench|all]
 // check: every kernel variant vs the reference kernels on edge-case matrices, all

@@ -52,6 +52,14 @@ struct DotTable {
 };
 const DotTable& dotBaseline();
 const DotTable* dotAvx2();  // nullptr when not compiled in
+
+// The transposed kernel's two launches, per ISA build.
+struct SpmvtTable {
+    void (*scatter)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+    void (*reduce)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+    const char* isa;
+};
+const SpmvtTable* spmvtAvx2();  // nullptr when not compiled in
 }  // namespace spmvm
 
 }  // namespace al

@@ -1,0 +1,16 @@
+// The transposed merge-path SpMV compiled with -mavx2 -mfma (chosen at run
+// time only where the CPU has both): the same templates as the baseline build
+// (spmvt_merge_impl.h), where the span checks' unsigned min/max become one
+// instruction per eight indices instead of an emulation.
+#include "spmvt_merge_impl.h"
+
+namespace al {
+namespace spmvm {
+
+const SpmvtTable* spmvtAvx2() {
+    static const SpmvtTable t{spmvtScatterEntry, spmvtReduceEntry, "avx2+fma"};
+    return &t;
+}
+
+}  // namespace spmvm
+}  // namespace al

@@ -1,0 +1,272 @@
+// Transposed merge-path SpMV: Y := alpha*A^T*X + beta*Y without atomics.
+// Scatter: block b takes its share of rows + nonzeros (rows may be split freely:
+// there is no per-row result) and accumulates into its own cols x nvec partial.
+// A page of the partial is zeroed when the block first touches it, so a banded
+// matrix costs about cols in zeroing and reduction, not blocks * cols.
+// Reduce: column pages split over blocks; each column sums the touched partials
+// in block order (deterministic), then the alpha/beta epilogue.
+//
+// Templates only (internal linkage), included by the baseline TU
+// (spmvt_kernel_merge.cpp) and the AVX2 one (spmvt_kernel_merge_avx2.cpp),
+// which compile the same code with their own -m flags; the span checks' min/max
+// and the reduction are where the wider vectors pay.
+#ifndef ASCEND_LINALG_KERNELS_SPMVT_MERGE_IMPL_H
+#define ASCEND_LINALG_KERNELS_SPMVT_MERGE_IMPL_H
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "spmv_kernel_merge.h"
+#include "spmv_merge_common.h"
+
+namespace al {
+namespace spmvm {
+namespace {
+
+constexpr int64_t kPage = int64_t(1) << kSpmvPageShift;
+
+template <class T> T* partial(void* ws, const SpmvTilingData& t, int64_t b) {
+    return reinterpret_cast<T*>(static_cast<char*>(ws) + t.partOffset) + b * t.cols * t.nvec;
+}
+inline unsigned char* pageFlags(void* ws, const SpmvTilingData& t, int64_t b) {
+    return static_cast<unsigned char*>(ws) + t.pageOffset + b * t.pages;
+}
+
+template <class T>
+inline void touch(T* part, unsigned char* flags, const SpmvTilingData& t, uint64_t c) {
+    const uint64_t p = c >> kSpmvPageShift;
+    if (__builtin_expect(!flags[p], 0)) {
+        const int64_t c0 = static_cast<int64_t>(p) * kPage;
+        const int64_t n = std::min(kPage, t.cols - c0);
+        for (int64_t v = 0; v < t.nvec; ++v) std::fill(part + c0 + v * t.cols, part + c0 + v * t.cols + n, T{});
+        flags[p] = 1;
+    }
+}
+
+// One block, y := A^T x with alpha == 1, beta == 0, nvec == 1 and unit-stride
+// y: the block scatters straight into y (zeroed first, as the partial would
+// be) and the reduction has nothing to do. Same sums in the same order.
+template <class T>
+bool directY(const SpmvTilingData& t) {
+    return t.usedCoreNum == 1 && t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 &&
+           isOne(fromBytes<T>(t.alpha));
+}
+
+// part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
+// zeroed already (checkTouchAhead); the product is rounded before the sum, as
+// in scipy's sparsetools.
+template <class T, class I>
+inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
+    for (int64_t k = ka; k < kb; ++k) {
+        const uint64_t c = static_cast<UIndex<I>>(idx[k]);
+        T p = mul(val[k], xr);
+        keepScalar(p);
+        part[c] = add(part[c], p);
+    }
+}
+
+// The next span of nonzeros, [*chk, min(k1, *chk + kCheckSpan)): checks its
+// indices (a vectorised pass that also brings them into L1 for the scatter
+// that follows) and, Touch, zeroes the partial's pages from the smallest
+// index's to the largest's that are not zeroed yet. Per span rather than per
+// nonzero: a banded or stencil matrix's span touches a few neighbouring
+// pages, a scattered one all of them (zeroed once; *all then skips the walk).
+// False on an index out of range, before any is used.
+template <bool Touch, class T, class I>
+inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> lim, T* part,
+                            unsigned char* flags, const SpmvTilingData& t, int64_t* zeroed) {
+    const int64_t a = *chk, b = std::min(k1, a + kCheckSpan);
+    UIndex<I> lo = std::numeric_limits<UIndex<I>>::max(), hi = 0;
+    for (int64_t k = a; k < b; ++k) {
+        const UIndex<I> u = static_cast<UIndex<I>>(idx[k]);
+        lo = std::min(lo, u);
+        hi = std::max(hi, u);
+    }
+    if (hi > lim) return false;
+    *chk = b;
+    if (Touch && b > a && *zeroed < t.pages) {
+        for (uint64_t p = uint64_t(lo) >> kSpmvPageShift, pe = uint64_t(hi) >> kSpmvPageShift; p <= pe; ++p) {
+            if (flags[p]) continue;
+            const int64_t c0 = static_cast<int64_t>(p) * kPage;
+            std::fill(part + c0, part + std::min(t.cols, c0 + kPage), T{});
+            flags[p] = 1;
+            ++*zeroed;
+        }
+    }
+    return true;
+}
+
+// nvec == 1: the block's rows, the first from k0 and the open tail row up to
+// k1. indptr is checked a chunk of rows ahead of use, as in rowsN1Mode: every
+// pair (r, r + 1) with r0 <= r < r1 must be non-decreasing and within
+// [k0, k1] (always true of a well-formed matrix); indices a span ahead
+// (checkTouchAhead). Returns nonzero on malformed structure, before reading
+// anything it implies.
+template <bool Touch, bool Prefetch, class T, class I>
+int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part,
+                unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows) {
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    int64_t pf = s.k0;   // next nonzero whose partial element is prefetched
+    int64_t chk = s.k0;  // nonzeros [.., chk) are checked, their pages zeroed
+    int64_t zeroed = 0;  // pages zeroed (Touch)
+    // Row r's span [ka, kb), split where a span check falls inside it (the
+    // sums per partial element keep their order).
+    auto row = [&](int64_t r, int64_t ka, int64_t kb) {
+        if (Prefetch)
+            for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
+                __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
+        const T xr = x[r * xs];
+        while (kb > chk) {
+            scatterRow(val, idx, ka, chk, xr, part);
+            ka = chk;
+            if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
+        }
+        scatterRow(val, idx, ka, kb, xr, part);
+        return true;
+    };
+    int64_t a = s.k0, r = s.r0;
+    if (r < s.r1) {  // first row, from k0
+        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
+        if (!row(r, a, e)) return 1;
+        a = e;
+        ++r;
+    }
+    while (r < s.r1) {
+        const int64_t re = std::min(s.r1, r + kChunkRows);
+        if (static_cast<int64_t>(indptr[re]) > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
+        for (; r < re; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (!row(r, a, e)) return 1;
+            a = e;
+        }
+    }
+    if (r < rows && a < s.k1) {  // the open tail row
+        if (!row(r, a, s.k1)) return 1;
+    }
+    return 0;
+}
+
+template <class T, class I>
+void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
+    const I* indptr = static_cast<const I*>(args[0]);
+    const I* idx = static_cast<const I*>(args[1]);
+    const T* val = static_cast<const T*>(args[2]);
+    const T* x = static_cast<const T*>(args[3]);
+    void* ws = args[5];
+    const bool direct = directY<T>(t);
+    T* part = direct ? static_cast<T*>(args[4]) : partial<T>(ws, t, b);
+    unsigned char* flags = pageFlags(ws, t, b);
+    // direct: every page counts as touched (zeroed here, up front).
+    if (direct) std::fill(part, part + t.cols, T{});
+    std::memset(flags, direct ? 1 : 0, static_cast<size_t>(t.pages));
+    const int64_t rows = t.rows, nnzT = static_cast<int64_t>(indptr[rows]);
+    const Segment s = blockSegment(indptr, rows, nnzT, b, nb);
+    if (t.cols == 0) {
+        if (s.k1 > s.k0) flagError(ws);
+        return;
+    }
+    if (t.nvec == 1) {
+        const int64_t xs = t.xRowStride;
+        const bool pref = scattered(idx, s.k0, s.k1, 1);
+        int bad;
+        if (direct) bad = pref ? scatterRows<false, true>(indptr, idx, val, x, xs, part, flags, t, s, rows)
+                               : scatterRows<false, false>(indptr, idx, val, x, xs, part, flags, t, s, rows);
+        else bad = pref ? scatterRows<true, true>(indptr, idx, val, x, xs, part, flags, t, s, rows)
+                        : scatterRows<true, false>(indptr, idx, val, x, xs, part, flags, t, s, rows);
+        if (bad) flagError(ws);
+        return;
+    }
+    const uint64_t cols = static_cast<uint64_t>(t.cols);
+    const int64_t rEnd = s.r1 < rows ? s.r1 + 1 : s.r1;  // the open tail row too
+    int bad = 0;
+    for (int64_t r = s.r0; r < rEnd; ++r) {
+        int64_t a = r == s.r0 ? s.k0 : static_cast<int64_t>(indptr[r]);
+        int64_t e = s.k1;
+        if (r < s.r1) {  // this block checks the pair (r, r+1)
+            e = static_cast<int64_t>(indptr[r + 1]);
+            bad |= e < static_cast<int64_t>(indptr[r]);
+        }
+        const int64_t ka = clampK(a, s.k0, s.k1), kb = clampK(e, ka, s.k1);
+        const T* xrow = x + r * t.xRowStride;
+        for (int64_t k = ka; k < kb; ++k) {
+            const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[k]));
+            if (__builtin_expect(c >= cols, 0)) { bad = 1; continue; }
+            touch(part, flags, t, c);
+            T* pc = part + c;
+            for (int64_t v = 0; v < t.nvec; ++v)
+                pc[v * t.cols] = add(pc[v * t.cols], mul(val[k], xrow[v * t.xColStride]));
+        }
+    }
+    if (bad) flagError(ws);
+}
+
+// Columns [c0, c1) of vector v: y = alpha * (0 + p0 + p1 ...) (+ beta * y).
+// N > 0 fixes the partial count (a loop the compiler vectorises); N < 0: n.
+template <class T, int32_t Mode, int N>
+void reduceRange(const T* const* src, int n, int64_t c0, int64_t c1, T alpha, T beta, T* y, int64_t ys) {
+    const int cnt = N >= 0 ? N : n;
+    const T* s0 = cnt > 0 ? src[0] : nullptr;
+    const T* s1 = cnt > 1 ? src[1] : nullptr;
+    for (int64_t c = c0; c < c1; ++c) {
+        T acc{};  // 0 + p0 + p1 ...: the reference's order, -0.0 partials included
+        if (N == 1) acc = add(acc, s0[c]);
+        else if (N == 2) acc = add(add(acc, s0[c]), s1[c]);
+        else if (N < 0) for (int i = 0; i < cnt; ++i) acc = add(acc, src[i][c]);
+        epilogue(Mode, alpha, beta, acc, y + c * ys);
+    }
+}
+template <class T, int32_t Mode>
+void reduceRangeN(const T* const* src, int n, int64_t c0, int64_t c1, T alpha, T beta, T* y, int64_t ys) {
+    switch (n) {
+        case 0: return reduceRange<T, Mode, 0>(src, n, c0, c1, alpha, beta, y, ys);
+        case 1: return reduceRange<T, Mode, 1>(src, n, c0, c1, alpha, beta, y, ys);
+        case 2: return reduceRange<T, Mode, 2>(src, n, c0, c1, alpha, beta, y, ys);
+        default: return reduceRange<T, Mode, -1>(src, n, c0, c1, alpha, beta, y, ys);
+    }
+}
+
+template <class T>
+void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
+    void* ws = args[5];
+    T* y = static_cast<T*>(args[4]);
+    if (directY<T>(t)) return;  // the scatter wrote y
+    const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
+    const int64_t blocks = t.usedCoreNum;
+    const int64_t p0 = t.pages * b / nb, p1 = t.pages * (b + 1) / nb;
+    std::vector<const T*> src(static_cast<size_t>(blocks));
+    for (int64_t p = p0; p < p1; ++p) {
+        const int64_t c0 = p * kPage, c1 = std::min(t.cols, c0 + kPage);
+        for (int64_t v = 0; v < t.nvec; ++v) {
+            int n = 0;
+            for (int64_t q = 0; q < blocks; ++q)
+                if (pageFlags(ws, t, q)[p]) src[size_t(n++)] = partial<T>(ws, t, q) + v * t.cols;
+            T* yv = y + v * t.yColStride;
+            switch (t.betaMode) {
+                case SPMV_BETA_ZERO: reduceRangeN<T, SPMV_BETA_ZERO>(src.data(), n, c0, c1, alpha, beta, yv, t.yRowStride); break;
+                case SPMV_BETA_ONE: reduceRangeN<T, SPMV_BETA_ONE>(src.data(), n, c0, c1, alpha, beta, yv, t.yRowStride); break;
+                default: reduceRangeN<T, SPMV_BETA_GENERAL>(src.data(), n, c0, c1, alpha, beta, yv, t.yRowStride); break;
+            }
+        }
+    }
+}
+
+
+// The two launches' entries for this TU's ISA.
+inline void spmvtScatterEntry(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
+    const auto& t = *static_cast<const SpmvTilingData*>(tiling);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
+        spmvT<typename decltype(v)::type, typename decltype(i)::type>(b, nb, args, t);
+    });
+}
+inline void spmvtReduceEntry(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
+    const auto& t = *static_cast<const SpmvTilingData*>(tiling);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto) { reduceT<typename decltype(v)::type>(b, nb, args, t); });
+}
+
+}  // namespace
+}  // namespace spmvm
+}  // namespace al
+
+#endif
