@@ -171,13 +171,16 @@ void csymm(const std::string& device, int side, int lower, std::complex<float> a
 
 // The host C API with raw arguments, for the status-order tests. Buffers must
 // cover what valid arguments would touch (checked here), None means NULL.
-int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::object alpha,
-             py::object a, int64_t lda, py::object b, int64_t ldb, py::object beta,
-             py::object c, int64_t ldc) {
-    auto ptr = [](py::object o, int64_t need, const char* name) -> alComplex* {
+// Buffers are used in place, never converted: a converted copy would be freed
+// on return, before the host reads it, and numpy may release the GIL while
+// casting one (see retakeGil); so the arguments are borrowed handles too.
+int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::handle alpha, py::handle a,
+             int64_t lda, py::handle b, int64_t ldb, py::handle beta, py::handle c, int64_t ldc) {
+    auto ptr = [](py::handle o, int64_t need, const char* name) -> alComplex* {
         if (o.is_none()) return nullptr;
-        auto arr = py::array_t<std::complex<float>, py::array::c_style | py::array::forcecast>::ensure(o);
-        if (!arr) throw py::type_error(std::string(name) + " must be complex64");
+        if (!py::array_t<std::complex<float>, py::array::c_style>::check_(o))
+            throw py::type_error(std::string(name) + " must be a C-contiguous complex64 ndarray");
+        auto arr = py::reinterpret_borrow<py::array>(o);
         if (need > 0 && arr.size() < need) throw py::value_error(std::string(name) + " buffer too small");
         return reinterpret_cast<alComplex*>(arr.mutable_data());
     };
