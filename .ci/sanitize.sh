@@ -67,8 +67,8 @@ LIBUBSAN=$(${CXX:-g++} -print-file-name=libubsan.so)
 export LD_PRELOAD="$LIBASAN $LIBUBSAN"
 # detect_leaks=0: CPython and numpy keep memory alive until exit on purpose.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:detect_stack_use_after_return=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-# Lets a test skip what the sanitizer runtime itself cannot run (tests/test_memory.py).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$ROOT/.ci/ubsan.supp}
+# Lets a test tell that it runs under the sanitizers (none skips anything at present).
 export ASCEND_LINALG_SANITIZED=1
 # Subprocesses the tests start (tools/validate_npu.py, say) import the staged
 # package too.

@@ -6,8 +6,10 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "ascend_linalg/al_blas.h"
 #include "ascend_linalg/al_sparse.h"
@@ -22,15 +24,63 @@ namespace {
 
 PyObject* gHostError = nullptr;  // ascend_linalg._core.HostError (RuntimeError)
 
-// Run f() with the GIL released. Not RAII on purpose: at interpreter exit
-// CPython ends a daemon thread that takes the GIL back with pthread_exit, a
-// forced unwind that must not pass through a (noexcept) destructor.
+// Python references a binding keeps across withoutGil (the objects must stay
+// alive while the GIL is released and another thread could drop theirs).
+// Normally they are dropped by the destructor, the GIL held again; see
+// retakeGil for the one case where they are leaked instead.
+class HeldRefs {
+public:
+    void hold(py::handle h) { refs_.push_back(py::reinterpret_borrow<py::object>(h)); }
+    void leak() noexcept {
+        for (py::object& o : refs_) o.release();
+    }
+
+private:
+    std::vector<py::object> refs_;
+};
+
+// Take the GIL back after PyEval_SaveThread. At interpreter exit CPython ends a
+// daemon thread that does so with pthread_exit (a forced unwind) instead of
+// returning: the thread never gets the GIL again, while the interpreter is
+// being finalized. Every destructor the unwind passes then runs without the
+// GIL, so no frame of a binding may own a Python reference at this point:
+// bindings that release the GIL take their arguments as py::handle (borrowed
+// from the caller, who keeps them alive) and keep what they must own in a
+// HeldRefs, which is leaked here; the process is exiting.
+// Nothing else can come out of the C function: catch (...) sees only that
+// unwind (catching abi::__forced_unwind by reference binds a null pointer,
+// which UBSan reports), and must rethrow it. Catching it right at the call
+// also puts ASan's no-return handler, run before the rethrow, on stack that no
+// abandoned instrumented frame left poisoned; run first in an outer frame's
+// cleanup, the handler aborts in an internal CHECK (.ci/sanitize.sh).
+void retakeGil(PyThreadState* ts, HeldRefs* held) {
+    try {
+        PyEval_RestoreThread(ts);
+    } catch (...) {
+        if (held) held->leak();
+        throw;
+    }
+}
+
+// Run f() with the GIL released; f must not touch Python objects. Not RAII on
+// purpose: re-taking the GIL in a destructor (py::gil_scoped_release) would
+// put that forced unwind through a noexcept frame, which terminates. An
+// exception from f is rethrown once the GIL is held again.
 template <class F>
-alStatus_t withoutGil(F&& f) {
+void withoutGil(F&& f, HeldRefs* held = nullptr) {
     PyThreadState* ts = PyEval_SaveThread();
-    alStatus_t st = f();
-    PyEval_RestoreThread(ts);
-    return st;
+    std::exception_ptr error;
+    try {
+        f();
+    } catch (...) {
+        error = std::current_exception();
+        if (!error) {  // not a C++ exception: a forced unwind (thread cancelled), no GIL to take back
+            if (held) held->leak();
+            throw;
+        }
+    }
+    retakeGil(ts, held);
+    if (error) std::rethrow_exception(error);
 }
 
 [[noreturn]] void raiseStatus(const char* fn, alStatus_t st) {
@@ -111,22 +161,26 @@ void csymm(const std::string& device, int side, int lower, std::complex<float> a
     if (A.rows < k || A.cols < k) throw py::value_error("a must be at least k x k");
     alComplex al{alpha.real(), alpha.imag()}, be{beta.real(), beta.imag()};
     alHandle_t h = handleFor(device);
-    alStatus_t st = withoutGil([&] {
-        return alCsymm(h, side ? AL_SIDE_RIGHT : AL_SIDE_LEFT, lower ? AL_FILL_LOWER : AL_FILL_UPPER, m, n,
-                       &al, A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
+    alStatus_t st = AL_STATUS_INTERNAL_ERROR;
+    withoutGil([&] {
+        st = alCsymm(h, side ? AL_SIDE_RIGHT : AL_SIDE_LEFT, lower ? AL_FILL_LOWER : AL_FILL_UPPER, m, n, &al,
+                     A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
     });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alCsymm", st);
 }
 
 // The host C API with raw arguments, for the status-order tests. Buffers must
 // cover what valid arguments would touch (checked here), None means NULL.
-int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::object alpha,
-             py::object a, int64_t lda, py::object b, int64_t ldb, py::object beta,
-             py::object c, int64_t ldc) {
-    auto ptr = [](py::object o, int64_t need, const char* name) -> alComplex* {
+// Buffers are used in place, never converted: a converted copy would be freed
+// on return, before the host reads it, and numpy may release the GIL while
+// casting one (see retakeGil); so the arguments are borrowed handles too.
+int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::handle alpha, py::handle a,
+             int64_t lda, py::handle b, int64_t ldb, py::handle beta, py::handle c, int64_t ldc) {
+    auto ptr = [](py::handle o, int64_t need, const char* name) -> alComplex* {
         if (o.is_none()) return nullptr;
-        auto arr = py::array_t<std::complex<float>, py::array::c_style | py::array::forcecast>::ensure(o);
-        if (!arr) throw py::type_error(std::string(name) + " must be complex64");
+        if (!py::array_t<std::complex<float>, py::array::c_style>::check_(o))
+            throw py::type_error(std::string(name) + " must be a C-contiguous complex64 ndarray");
+        auto arr = py::reinterpret_borrow<py::array>(o);
         if (need > 0 && arr.size() < need) throw py::value_error(std::string(name) + " buffer too small");
         return reinterpret_cast<alComplex*>(arr.mutable_data());
     };
@@ -196,13 +250,22 @@ private:
     alCsrResident_t r_ = nullptr;
 };
 
-void spmv(const std::string& device, bool trans, py::array alpha, py::array indptr, py::array indices,
-          py::array data, int64_t rows, int64_t cols, py::array x, py::array beta, py::array y,
-          py::object resident, bool verify) {
+// An spmv call's arguments as the host API takes them: raw pointers into the
+// caller's arrays, no Python reference.
+struct SpmvArgs {
+    alCsrDescr A{};
+    alDnMatDescr X{}, Y{};
+    const void* alpha = nullptr;
+    const void* beta = nullptr;
     CsrResidency* res = nullptr;
+};
+
+SpmvArgs spmvArgs(bool trans, py::array alpha, py::array indptr, py::array indices, py::array data, int64_t rows,
+                  int64_t cols, py::array x, py::array beta, py::array y, py::handle resident) {
+    SpmvArgs s;
     if (!resident.is_none()) {
         if (!py::isinstance<CsrResidency>(resident)) throw py::type_error("resident must be a CsrResidency or None");
-        res = resident.cast<CsrResidency*>();
+        s.res = resident.cast<CsrResidency*>();
     }
     if (indptr.ndim() != 1 || indices.ndim() != 1 || data.ndim() != 1)
         throw py::value_error("indptr, indices and data must be 1-D");
@@ -218,23 +281,42 @@ void spmv(const std::string& device, bool trans, py::array alpha, py::array indp
     if (indptr.shape(0) != rows + 1)
         throw py::value_error("indptr has length " + std::to_string(indptr.shape(0)) + ", expected rows + 1 = " +
                               std::to_string(rows + 1));
-    alCsrDescr A{rows, cols, std::min<int64_t>(indices.shape(0), data.shape(0)), indptr.data(), indices.data(),
-                 data.data(), it, dataType(data.dtype())};
-    alDnMatDescr X = denseView(x, "x", false), Y = denseView(y, "y", true);
+    s.A = alCsrDescr{rows, cols, std::min<int64_t>(indices.shape(0), data.shape(0)), indptr.data(), indices.data(),
+                     data.data(), it, dataType(data.dtype())};
+    s.X = denseView(x, "x", false);
+    s.Y = denseView(y, "y", true);
     const int64_t yLen = trans ? cols : rows, xLen = trans ? rows : cols;
-    if (X.len != xLen || Y.len != yLen || X.nvec != Y.nvec) throw py::value_error("dimension mismatch");
-    auto scalar = [&](py::array s, const char* name) {
-        if (s.size() != 1 || dataType(s.dtype()) != A.valueType)
+    if (s.X.len != xLen || s.Y.len != yLen || s.X.nvec != s.Y.nvec) throw py::value_error("dimension mismatch");
+    auto scalar = [&](py::array v, const char* name) {
+        if (v.size() != 1 || dataType(v.dtype()) != s.A.valueType)
             throw py::value_error(std::string(name) + " must be one value of the data's dtype");
-        return s.data();
+        return v.data();
     };
-    const void* al = scalar(alpha, "alpha");
-    const void* be = scalar(beta, "beta");
+    s.alpha = scalar(alpha, "alpha");
+    s.beta = scalar(beta, "beta");
+    return s;
+}
+
+py::array ndarray(py::handle h, const char* name) {
+    if (!py::isinstance<py::array>(h)) throw py::type_error(std::string(name) + " must be a numpy.ndarray");
+    return py::reinterpret_borrow<py::array>(h);
+}
+
+// The arrays are taken as handles, borrowed from the caller for the call, so
+// that no frame owns a reference while the GIL is released (retakeGil); the
+// owning views spmvArgs works on are gone before that.
+void spmv(const std::string& device, bool trans, py::handle alpha, py::handle indptr, py::handle indices,
+          py::handle data, int64_t rows, int64_t cols, py::handle x, py::handle beta, py::handle y,
+          py::handle resident, bool verify) {
+    SpmvArgs s = spmvArgs(trans, ndarray(alpha, "alpha"), ndarray(indptr, "indptr"), ndarray(indices, "indices"),
+                          ndarray(data, "data"), rows, cols, ndarray(x, "x"), ndarray(beta, "beta"),
+                          ndarray(y, "y"), resident);
     alHandle_t h = handleFor(device);
     const alOperation_t op = trans ? AL_OP_T : AL_OP_N;
-    alStatus_t st = withoutGil([&] {
-        return res ? alSpmvResident(h, op, al, &A, res->get(), verify, &X, be, &Y, A.valueType)
-                   : alSpmv(h, op, al, &A, &X, be, &Y, A.valueType);
+    alStatus_t st = AL_STATUS_INTERNAL_ERROR;
+    withoutGil([&] {
+        st = s.res ? alSpmvResident(h, op, s.alpha, &s.A, s.res->get(), verify, &s.X, s.beta, &s.Y, s.A.valueType)
+                   : alSpmv(h, op, s.alpha, &s.A, &s.X, s.beta, &s.Y, s.A.valueType);
     });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
 }
@@ -291,16 +373,30 @@ PYBIND11_MODULE(_core, m) {
           py::arg("y"), py::arg("resident") = py::none(), py::arg("verify") = true);
     m.def(
         "fingerprint",
-        [](const std::vector<py::array>& arrays) {
+        [](py::handle arrays) {
+            // The arrays are owned (held) while the GIL is released: the
+            // sequence could lose them meanwhile.
+            HeldRefs held;
             std::vector<const void*> data;
             std::vector<size_t> bytes;
-            for (const py::array& a : arrays) {
-                if (!(a.flags() & py::array::c_style)) throw py::value_error("fingerprint: arrays must be contiguous");
-                data.push_back(a.data());
-                bytes.push_back(static_cast<size_t>(a.nbytes()));
+            {  // owning views only in here: gone before the GIL is released
+                if (!py::isinstance<py::sequence>(arrays) || py::isinstance<py::str>(arrays) ||
+                    py::isinstance<py::bytes>(arrays))
+                    throw py::type_error("fingerprint: arrays must be a sequence of numpy arrays");
+                auto seq = py::reinterpret_borrow<py::sequence>(arrays);
+                for (size_t i = 0, n = seq.size(); i < n; ++i) {
+                    py::array arr = ndarray(seq[i], "fingerprint: each array");
+                    if (!(arr.flags() & py::array::c_style))
+                        throw py::value_error("fingerprint: arrays must be contiguous");
+                    held.hold(arr);
+                    data.push_back(arr.data());
+                    bytes.push_back(static_cast<size_t>(arr.nbytes()));
+                }
             }
-            py::gil_scoped_release nogil;
-            return al::fingerprint(data.data(), bytes.data(), static_cast<int>(data.size()));
+            uint64_t fp = 0;
+            withoutGil([&] { fp = al::fingerprint(data.data(), bytes.data(), static_cast<int>(data.size())); },
+                       &held);
+            return fp;
         },
         py::arg("arrays"), "The 64-bit fingerprint residency checks (host/fingerprint.h) of contiguous arrays");
     py::class_<CsrResidency>(m, "CsrResidency",
@@ -323,19 +419,13 @@ PYBIND11_MODULE(_core, m) {
         if (n < 1) throw py::value_error("number of threads must be >= 1");
         al::cpuSetNumThreads(n);
     });
-    m.def("cpu_shutdown", [] {
-        py::gil_scoped_release nogil;
-        al::cpuShutdown();
-    });
+    m.def("cpu_shutdown", [] { withoutGil([] { al::cpuShutdown(); }); });
     m.def("cpu_isa", &al::cpuIsa);
     m.def(
         "npu_shutdown",
         [](double timeout) {
             al::AclShutdownReport r;
-            {
-                py::gil_scoped_release nogil;  // running calls may need it to finish
-                r = al::aclShutdown(timeout);
-            }
+            withoutGil([&] { r = al::aclShutdown(timeout); });  // running calls may need the GIL to finish
             py::dict d;
             d["finalized"] = r.finalized;
             d["freed"] = r.freed;
