@@ -1,10 +1,11 @@
 // Standalone test + benchmark of csymm_kernel_packed_cpu against
 // csymm_kernel_ref_cpu (not part of the meson build). Build from the repo root:
 //   g++ -O3 -std=c++17 -I. -Ihost/include -c kernels/csymm/csymm_ukernel_avx2.cpp -mavx2 -mfma
+//   g++ -O3 -std=c++17 -I. -Ihost/include -c kernels/csymm/csymm_pack_avx2.cpp -mavx2 -mfma
 //   g++ -O3 -std=c++17 -I. -Ihost/include -c kernels/csymm/csymm_ukernel_avx512.cpp -mavx512f
 //   g++ -O3 -std=c++17 -I. -Ihost/include -DAL_CPU_DISPATCH=1 kernels/csymm/bench_csymm_kernel.cpp
 //       kernels/csymm/csymm_{kernel_packed,kernel_ref,pack,ukernel_baseline}.cpp
-//       csymm_ukernel_avx2.o csymm_ukernel_avx512.o host/csymm_tiling.cpp
+//       csymm_ukernel_avx2.o csymm_pack_avx2.o csymm_ukernel_avx512.o host/csymm_tiling.cpp
 //       host/runtime/cpu_device.cpp -lpthread -o bench_csymm
 // AVX-512 logic on a CPU without AVX-512: also compile the AVX-512 TU with
 //   -include immintrin.h -include kernels/csymm/bench_avx512_emu.h
