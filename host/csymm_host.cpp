@@ -78,10 +78,20 @@ extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t
         B = static_cast<const alComplex*>(dB);
         C = static_cast<alComplex*>(dC);
     }
-    // The Ascend C kernel's workspace (csymm_tiling.h); the CPU kernels need none.
+    // The Ascend C kernel's workspace (csymm_tiling.h). On the CPU, the packed
+    // kernel's shared-L workspace where blocks share rows (csymm_kernel.h); it
+    // only saves work, so without memory for it the launch goes ahead without.
     DeviceBuffer ws(dev);
-    if (!dev.sharesHostMemory() && (st = ws.allocate(static_cast<size_t>(t.workspaceSize))) != AL_STATUS_SUCCESS)
-        return st;
+    if (!dev.sharesHostMemory()) {
+        if ((st = ws.allocate(static_cast<size_t>(t.workspaceSize))) != AL_STATUS_SUCCESS) return st;
+    } else if (const int64_t bytes = csymmPackedWorkspaceBytes(t); bytes > 0) {
+        if (ws.allocate(static_cast<size_t>(bytes)) == AL_STATUS_SUCCESS) {
+            csymmPackedWorkspaceInit(ws.get(), t);
+            t.sharedPack = 1;
+        } else {
+            clearLastError();
+        }
+    }
     void* args[4] = {const_cast<alComplex*>(A), const_cast<alComplex*>(B), C, ws.get()};
     st = dev.launch(kCsymmKernel, static_cast<uint32_t>(t.usedCoreNum), args, 4, &t, sizeof(t));
     if (st != AL_STATUS_SUCCESS) return st;

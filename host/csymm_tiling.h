@@ -54,7 +54,8 @@ struct CsymmTilingData {
     int32_t tilesM, tilesN;     // tile grid over C: ceil(m/blockM) x ceil(n/blockN)
     int32_t tailM, tailN, tailK;     // extent of the last tile in each dimension
     int32_t usedCoreNum;        // blocks launched (<= platform coreNum, <= tiles)
-    int32_t reserved;
+    int32_t sharedPack;         // CPU kernels: 1 when args[3] is csymm_kernel_packed's shared-L
+                                // workspace (csymm_kernel.h; set by the host, 0 from csymmTiling)
     int64_t workspaceSize;      // bytes of device workspace the Ascend C kernel needs (layout below)
 };
 

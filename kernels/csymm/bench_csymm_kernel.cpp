@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -57,7 +58,7 @@ struct Case {
     Cf alpha, beta;
 };
 
-int64_t gChecked = 0, gFailed = 0;
+int64_t gChecked = 0, gFailed = 0, gShared = 0;
 
 // Runs every block of `kernel` sequentially (block order must not matter).
 void runBlocks(void (*kernel)(uint32_t, uint32_t, void* const*, const void*), const CsymmTilingData& t,
@@ -93,6 +94,36 @@ bool runCase(const Case& c, const al::CsymmPlatform& plat, const char* platName)
     void* argsOut[3] = {A.data(), B.data(), Cout.data()};
     runBlocks(al::csymm_kernel_ref_cpu, t, argsRef);
     runBlocks(packedWithUk, t, argsOut);
+    // Shared L (the host's CPU workspace): the same bits as private packing,
+    // whichever block claims a slot (blocks run forwards, backwards, and on
+    // the CPU device's threads).
+    if (const int64_t wsBytes = al::csymmPackedWorkspaceBytesFor(*gUk, t); wsBytes > 0) {
+        std::vector<char> wsMem(static_cast<size_t>(wsBytes) + 64);
+        void* ws = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(wsMem.data()) + 63) / 64 * 64);
+        CsymmTilingData ts = t;
+        ts.sharedPack = 1;
+        for (int order = 0; order < 3; ++order) {
+            std::vector<Cf> Cs = C0;
+            void* argsSh[4] = {A.data(), B.data(), Cs.data(), ws};
+            al::csymmPackedWorkspaceInitFor(*gUk, ws, ts);
+            if (order == 2) {
+                const al::KernelDesc kd{"csymm_packed_uk", packedWithUk};
+                al::cpuDevice().launch(kd, ts.usedCoreNum, argsSh, 4, &ts, sizeof ts);
+            } else {
+                for (int32_t i = 0; i < ts.usedCoreNum; ++i)
+                    packedWithUk(order == 0 ? i : ts.usedCoreNum - 1 - i, ts.usedCoreNum, argsSh, &ts);
+            }
+            if (std::memcmp(Cs.data(), Cout.data(), sizeof(Cf) * Cs.size()) != 0) {
+                ++gFailed;
+                if (gFailed <= 20)
+                    std::printf("FAIL %s %s side=%c uplo=%c m=%ld n=%ld: shared L (order %d) differs from private\n",
+                                gUk->name, platName, c.side == AL_SIDE_LEFT ? 'L' : 'R', upper ? 'U' : 'L',
+                                (long)c.m, (long)c.n, order);
+                return false;
+            }
+        }
+        ++gShared;
+    }
     const float atol = std::ldexp(1.0f, -16), rtol = std::ldexp(1.0f, -10);
     int64_t bad = 0;
     double worst = 0;
@@ -217,7 +248,8 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "all";
     if (mode == "test" || mode == "all") {
         testAll();
-        std::printf("correctness: %ld cases, %ld failed\n", (long)gChecked, (long)gFailed);
+        std::printf("correctness: %ld cases (%ld also with shared L), %ld failed\n", (long)gChecked, (long)gShared,
+                    (long)gFailed);
     }
     if (mode == "bench" || mode == "all") benchAll();
     return gFailed ? 1 : 0;

@@ -15,6 +15,8 @@
 
 namespace al {
 
+struct CsymmTilingData;
+
 // Reference kernel: direct triple loop over a tile, float32 accumulation.
 // Correct for every case; the fast kernels are tested against it.
 void csymm_kernel_ref_cpu(uint32_t blockIdx, uint32_t numBlocks,
@@ -28,6 +30,16 @@ void csymm_kernel_ref_cpu(uint32_t blockIdx, uint32_t numBlocks,
 // numBlocks-th tile (each C tile is still written by exactly one block).
 void csymm_kernel_packed_cpu(uint32_t blockIdx, uint32_t numBlocks,
                              void* const* args, const void* tiling);
+
+// Shared packing for csymm_kernel_packed_cpu on a device that shares host
+// memory: bytes of a workspace in which the blocks of one launch (numBlocks =
+// t.usedCoreNum) pack each block of L once instead of once per block that
+// covers its rows; 0 when no two blocks share rows (or nothing is packed). The
+// host allocates it (64-byte aligned), calls csymmPackedWorkspaceInit once
+// before the launch, passes it as args[3] and sets t.sharedPack = 1. One
+// workspace per launch; never reused by a concurrent launch.
+int64_t csymmPackedWorkspaceBytes(const CsymmTilingData& t);
+void csymmPackedWorkspaceInit(void* ws, const CsymmTilingData& t);
 
 }  // namespace al
 
