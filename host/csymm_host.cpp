@@ -19,7 +19,7 @@ int64_t max1(int64_t v) { return v > 1 ? v : 1; }
 alStatus_t validate(alHandle_t h, alSideMode_t side, alFillMode_t uplo, int64_t m, int64_t n,
                     const alComplex* alpha, const alComplex* A, int64_t lda,
                     const alComplex* B, int64_t ldb, const alComplex* beta,
-                    const alComplex* C, int64_t ldc) {
+                    const alComplex* C, int64_t ldc, bool bRowMajor) {
     if (!h) return fail(AL_STATUS_HANDLE_IS_NULLPTR, "handle is NULL");
     if (side != AL_SIDE_LEFT && side != AL_SIDE_RIGHT)
         return fail(AL_STATUS_INVALID_ENUM, "side must be AL_SIDE_LEFT or AL_SIDE_RIGHT, got " +
@@ -34,9 +34,10 @@ alStatus_t validate(alHandle_t h, alSideMode_t side, alFillMode_t uplo, int64_t 
     if (lda < max1(ka))
         return fail(AL_STATUS_INVALID_VALUE, "lda must be >= max(1, " + std::string(side == AL_SIDE_LEFT ? "m" : "n") +
                                                  ") = " + std::to_string(max1(ka)) + ", got " + std::to_string(lda));
-    if (ldb < max1(m))
-        return fail(AL_STATUS_INVALID_VALUE, "ldb must be >= max(1, m) = " + std::to_string(max1(m)) +
-                                                 ", got " + std::to_string(ldb));
+    if (bRowMajor ? ldb < max1(n) : ldb < max1(m))
+        return fail(AL_STATUS_INVALID_VALUE, std::string("ldb must be >= max(1, ") + (bRowMajor ? "n" : "m") +
+                                                 ") = " + std::to_string(max1(bRowMajor ? n : m)) +
+                                                 (bRowMajor ? " (row-major B)" : "") + ", got " + std::to_string(ldb));
     if (ldc < max1(m))
         return fail(AL_STATUS_INVALID_VALUE, "ldc must be >= max(1, m) = " + std::to_string(max1(m)) +
                                                  ", got " + std::to_string(ldc));
@@ -45,23 +46,21 @@ alStatus_t validate(alHandle_t h, alSideMode_t side, alFillMode_t uplo, int64_t 
     return AL_STATUS_SUCCESS;
 }
 
-}  // namespace
-}  // namespace al
-
-extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t uplo,
-                              int64_t m, int64_t n, const alComplex* alpha,
-                              const alComplex* A, int64_t lda, const alComplex* B, int64_t ldb,
-                              const alComplex* beta, alComplex* C, int64_t ldc) {
-    using namespace al;
+alStatus_t csymm(alHandle_t handle, alSideMode_t side, alFillMode_t uplo, int64_t m, int64_t n,
+                 const alComplex* alpha, const alComplex* A, int64_t lda, const alComplex* B, int64_t ldb,
+                 const alComplex* beta, alComplex* C, int64_t ldc, bool bRowMajor) {
     clearLastError();
-    alStatus_t st = validate(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    alStatus_t st = validate(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, bRowMajor);
     if (st != AL_STATUS_SUCCESS) return st;
     if (m == 0 || n == 0) return AL_STATUS_SUCCESS;
     if (isZero(*alpha) && isOne(*beta)) return AL_STATUS_SUCCESS;
 
     Device& dev = *handle->device;
+    if (bRowMajor && !dev.sharesHostMemory())
+        return fail(AL_STATUS_NOT_SUPPORTED, "row-major B is supported on the CPU device only");
     CsymmTilingData t = csymmTiling(side, uplo, m, n, lda, ldb, ldc, alpha->real, alpha->imag,
                                     beta->real, beta->imag, csymmPlatformCpu(dev.coreNum()));
+    if (bRowMajor) t.cpuFlags |= CSYMM_CPU_B_ROW_MAJOR;
     // A device with its own memory works on device copies (staging.h): A and B
     // unless alpha == 0, C when it is read (beta != 0) or has gaps between
     // columns that the copy back must preserve; C returns only on success.
@@ -87,7 +86,7 @@ extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t
     } else if (const int64_t bytes = csymmPackedWorkspaceBytes(t); bytes > 0) {
         if (ws.allocate(static_cast<size_t>(bytes)) == AL_STATUS_SUCCESS) {
             csymmPackedWorkspaceInit(ws.get(), t);
-            t.sharedPack = 1;
+            t.cpuFlags |= CSYMM_CPU_SHARED_PACK;
         } else {
             clearLastError();
         }
@@ -96,4 +95,21 @@ extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t
     st = dev.launch(kCsymmKernel, static_cast<uint32_t>(t.usedCoreNum), args, 4, &t, sizeof(t));
     if (st != AL_STATUS_SUCCESS) return st;
     return stage.commit();
+}
+
+}  // namespace
+}  // namespace al
+
+extern "C" alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t uplo,
+                              int64_t m, int64_t n, const alComplex* alpha,
+                              const alComplex* A, int64_t lda, const alComplex* B, int64_t ldb,
+                              const alComplex* beta, alComplex* C, int64_t ldc) {
+    return al::csymm(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, false);
+}
+
+extern "C" alStatus_t alCsymmRowMajorB(alHandle_t handle, alSideMode_t side, alFillMode_t uplo,
+                                       int64_t m, int64_t n, const alComplex* alpha,
+                                       const alComplex* A, int64_t lda, const alComplex* B, int64_t ldb,
+                                       const alComplex* beta, alComplex* C, int64_t ldc) {
+    return al::csymm(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, true);
 }

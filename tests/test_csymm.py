@@ -665,3 +665,24 @@ def test_portable_packer_gives_the_same_bits(tmp_path):
     ours = _pack_case_results()
     for i, case in enumerate(_PACK_CASES):
         assert np.array_equal(scalar[f"arr_{i}"].view(np.uint64), ours[i].view(np.uint64)), case
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["left", "right"])
+def test_row_major_b_is_not_copied(side, rng):
+    """A C-ordered complex64 b reaches the CPU kernel as its transpose (a view,
+    alCsymmRowMajorB), not as a Fortran-ordered copy; the result is scipy's."""
+    import ascend_linalg
+    from ascend_linalg.linalg import _csymm
+    m, n = 37, 21
+    a, b, c = operands(rng, m, n, side, order="C")
+    *_, b_, b_row_major, _, _ = _csymm._prepare(1, a, b, 0, None, side, 0, 0, row_major_b_ok=True)
+    assert b_row_major and np.shares_memory(b_, b) and b_.shape == (n, m)
+    # Not for devices that do not take it (the NPU path keeps column-major b).
+    *_, b_, b_row_major, _, _ = _csymm._prepare(1, a, b, 0, None, side, 0, 0)
+    assert not b_row_major and b_.flags.f_contiguous
+    alpha, beta = 0.3 + 1.1j, -0.5 + 0.25j
+    with ascend_linalg.use_backend("cpu"):
+        res = blas.csymm(alpha, a, b, beta, c, side=side, lower=1)
+    assert_result_form(res, m, n)
+    assert_c64_close(res, reference(alpha, a, b, beta, c, side, 1), a.shape[0],
+                     error_scale(alpha, a, b, beta, c, side, 1))

@@ -56,6 +56,7 @@ struct Case {
     int side, uplo;
     int64_t m, n, padA, padB, padC;
     Cf alpha, beta;
+    bool bRowMajor = false;  // B(i, j) at B[i*ldb + j] (CSYMM_CPU_B_ROW_MAJOR)
 };
 
 int64_t gChecked = 0, gFailed = 0, gShared = 0;
@@ -73,22 +74,26 @@ void packedWithUk(uint32_t b, uint32_t nb, void* const* args, const void* t) {
 
 bool runCase(const Case& c, const al::CsymmPlatform& plat, const char* platName) {
     const int64_t ka = c.side == AL_SIDE_LEFT ? c.m : c.n;
-    const int64_t lda = ka + c.padA, ldb = c.m + c.padB, ldc = c.m + c.padC;
-    std::vector<Cf> A(lda * ka), B(ldb * c.n), C0(ldc * c.n);
+    const int64_t lda = ka + c.padA, ldc = c.m + c.padC;
+    // Column-major: ldb >= m, n columns; row-major: ldb >= n, m rows.
+    const int64_t ldb = (c.bRowMajor ? c.n : c.m) + c.padB, bLines = c.bRowMajor ? c.m : c.n;
+    const int64_t bLen = c.bRowMajor ? c.n : c.m;
+    std::vector<Cf> A(lda * ka), B(ldb * bLines), C0(ldc * c.n);
     const bool upper = c.uplo == AL_FILL_UPPER;
     for (int64_t j = 0; j < ka; ++j)
         for (int64_t i = 0; i < lda; ++i) {
             const bool stored = i < ka && (upper ? i <= j : i >= j);
             A[i + j * lda] = stored ? rnd() : Cf{kNaN, kNaN};  // unreferenced: NaN
         }
-    for (int64_t j = 0; j < c.n; ++j)
-        for (int64_t i = 0; i < ldb; ++i) B[i + j * ldb] = i < c.m ? rnd() : Cf{kNaN, kNaN};
+    for (int64_t l = 0; l < bLines; ++l)
+        for (int64_t i = 0; i < ldb; ++i) B[i + l * ldb] = i < bLen ? rnd() : Cf{kNaN, kNaN};
     const bool betaZero = c.beta.re == 0.0f && c.beta.im == 0.0f;
     for (int64_t j = 0; j < c.n; ++j)
         for (int64_t i = 0; i < ldc; ++i)
             C0[i + j * ldc] = (i >= c.m) ? Cf{-7.25f, 3.5f} : betaZero ? Cf{kNaN, kNaN} : rnd();
     CsymmTilingData t = al::csymmTiling(c.side, c.uplo, c.m, c.n, lda, ldb, ldc, c.alpha.re, c.alpha.im,
                                         c.beta.re, c.beta.im, plat);
+    if (c.bRowMajor) t.cpuFlags |= al::CSYMM_CPU_B_ROW_MAJOR;
     std::vector<Cf> Cref = C0, Cout = C0;
     void* argsRef[3] = {A.data(), B.data(), Cref.data()};
     void* argsOut[3] = {A.data(), B.data(), Cout.data()};
@@ -101,7 +106,7 @@ bool runCase(const Case& c, const al::CsymmPlatform& plat, const char* platName)
         std::vector<char> wsMem(static_cast<size_t>(wsBytes) + 64);
         void* ws = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(wsMem.data()) + 63) / 64 * 64);
         CsymmTilingData ts = t;
-        ts.sharedPack = 1;
+        ts.cpuFlags |= al::CSYMM_CPU_SHARED_PACK;
         for (int order = 0; order < 3; ++order) {
             std::vector<Cf> Cs = C0;
             void* argsSh[4] = {A.data(), B.data(), Cs.data(), ws};
@@ -143,10 +148,10 @@ bool runCase(const Case& c, const al::CsymmPlatform& plat, const char* platName)
     if (bad) {
         ++gFailed;
         if (gFailed <= 20)
-            std::printf("FAIL %s %s side=%c uplo=%c m=%ld n=%ld pad=%ld/%ld/%ld alpha=(%g,%g) beta=(%g,%g): "
+            std::printf("FAIL %s %s side=%c uplo=%c m=%ld n=%ld pad=%ld/%ld/%ld%s alpha=(%g,%g) beta=(%g,%g): "
                         "%ld bad, max|d|=%g\n",
                         gUk->name, platName, c.side == AL_SIDE_LEFT ? 'L' : 'R', upper ? 'U' : 'L',
-                        (long)c.m, (long)c.n, (long)c.padA, (long)c.padB, (long)c.padC, c.alpha.re,
+                        (long)c.m, (long)c.n, (long)c.padA, (long)c.padB, (long)c.padC, c.bRowMajor ? " rowB" : "", c.alpha.re,
                         c.alpha.im, c.beta.re, c.beta.im, (long)bad, worst);
     }
     return bad == 0;
@@ -199,7 +204,7 @@ void testAll() {
                                 if (!small && a != b && !(a == 4 || b == 4)) continue;
                                 const int64_t pad = variant % 3 == 0 ? 0 : (variant % 3 == 1 ? 3 : 16);
                                 Case c{side, uplo, m, nn, pad, (pad + 1) % 17, (pad + 5) % 17,
-                                       scalars[a], scalars[b]};
+                                       scalars[a], scalars[b], variant % 4 == 1};
                                 const Plat& pl = plats[variant % 5];
                                 runCase(c, pl.p, pl.name);
                             }

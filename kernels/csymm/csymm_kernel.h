@@ -6,6 +6,8 @@
 //     C_tile := alpha * (sym(A) * B)_tile + beta * C_tile   (LEFT)
 //     C_tile := alpha * (B * sym(A))_tile + beta * C_tile   (RIGHT)
 //   reading only the `uplo` triangle of A; beta == 0 never reads C;
+//   B is row-major (B(i, j) at B[i*ldb + j]) when tiling.cpuFlags has
+//   CSYMM_CPU_B_ROW_MAJOR (CPU kernels only; alCsymmRowMajorB);
 //   alphaBetaMode == ALPHA_ZERO reads neither A nor B.
 // Kernels never validate arguments: the host did.
 #ifndef ASCEND_LINALG_KERNELS_CSYMM_KERNEL_H
@@ -36,7 +38,7 @@ void csymm_kernel_packed_cpu(uint32_t blockIdx, uint32_t numBlocks,
 // t.usedCoreNum) pack each block of L once instead of once per block that
 // covers its rows; 0 when no two blocks share rows (or nothing is packed). The
 // host allocates it (64-byte aligned), calls csymmPackedWorkspaceInit once
-// before the launch, passes it as args[3] and sets t.sharedPack = 1. One
+// before the launch, passes it as args[3] and sets CSYMM_CPU_SHARED_PACK in t.cpuFlags. One
 // workspace per launch; never reused by a concurrent launch.
 int64_t csymmPackedWorkspaceBytes(const CsymmTilingData& t);
 void csymmPackedWorkspaceInit(void* ws, const CsymmTilingData& t);

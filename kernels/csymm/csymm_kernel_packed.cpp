@@ -17,7 +17,7 @@
 // Beta is applied on the first K block (the only one that may read C; with
 // beta == 0 C is only written); later K blocks accumulate with beta == 1.
 //
-// Shared L (tiling.sharedPack == 1, CPU device): the blocks of a launch that
+// Shared L (tiling.cpuFlags has CSYMM_CPU_SHARED_PACK, CPU device): the blocks of a launch that
 // cover the same rows of C need the same packed L. The host then passes a
 // workspace (csymmPackedWorkspaceBytes, state zeroed) in which L is cut into
 // global blocks of mc rows x kc steps; each is packed once, by the first block
@@ -368,12 +368,15 @@ void csymmPackedRun(const CsymmUkernel& uk, uint32_t blockIdx, uint32_t numBlock
     pb.m = t.m;
     const CsymmOperand symA{A, 0, 0, t.lda,
                             t.uplo == AL_FILL_UPPER ? CSYMM_OPERAND_SYM_UPPER : CSYMM_OPERAND_SYM_LOWER};
+    // B(i, j) at B[i*bi + j*bj]: column-major, or row-major (CSYMM_CPU_B_ROW_MAJOR).
+    const bool bRowMajor = (t.cpuFlags & CSYMM_CPU_B_ROW_MAJOR) != 0;
+    const int64_t bi = bRowMajor ? t.ldb : 1, bj = bRowMajor ? 1 : t.ldb;
     if (t.side == AL_SIDE_LEFT) {
         pb.L = symA;
-        pb.R = CsymmOperand{B, t.ldb, 1, 0, CSYMM_OPERAND_GENERAL};  // X_R(j, p) = B(p, j)
+        pb.R = CsymmOperand{B, bj, bi, 0, CSYMM_OPERAND_GENERAL};  // X_R(j, p) = B(p, j)
     } else {
-        pb.L = CsymmOperand{B, 1, t.ldb, 0, CSYMM_OPERAND_GENERAL};  // X_L(i, p) = B(i, p)
-        pb.R = symA;                                                 // sym(A)^T == sym(A)
+        pb.L = CsymmOperand{B, bi, bj, 0, CSYMM_OPERAND_GENERAL};  // X_L(i, p) = B(i, p)
+        pb.R = symA;                                               // sym(A)^T == sym(A)
     }
     pb.first = CsymmEpilogue{t.alphaReal, t.alphaImag, t.betaReal, t.betaImag,
                              t.alphaBetaMode == CSYMM_AB_BETA_ZERO  ? CSYMM_UK_BETA_ZERO
@@ -384,7 +387,7 @@ void csymmPackedRun(const CsymmUkernel& uk, uint32_t blockIdx, uint32_t numBlock
     // (args[3] is read only when the tiling says it is this workspace).
     SharedL shared{};
     const SharedL* sh = nullptr;
-    if (t.sharedPack == 1 && args[3] != nullptr) {
+    if ((t.cpuFlags & CSYMM_CPU_SHARED_PACK) != 0 && args[3] != nullptr) {
         SharedHeader h{};
         std::memcpy(&h, args[3], sizeof h);
         shared.lay = sharedLayout(uk, t);
