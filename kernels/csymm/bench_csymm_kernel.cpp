@@ -209,6 +209,27 @@ void testAll() {
                                 runCase(c, pl.p, pl.name);
                             }
                     }
+        // Shapes where the blocks' rows span several mc row blocks, so the
+        // shared-L workspace is used (column strips; tails in every dimension;
+        // K <= 300, within the tolerance above).
+        // {m, n, platform}: cpu2 (8 blocks) or cpu1 (4 blocks).
+        const int64_t sharedShapes[2][3][3] = {{{300, 1100, 1}, {290, 600, 0}, {263, 400, 0}},  // LEFT: K = m
+                                               {{520, 200, 0}, {777, 130, 0}, {600, 290, 0}}};  // RIGHT: K = n
+        for (int side : {AL_SIDE_LEFT, AL_SIDE_RIGHT})
+            for (int uplo : {AL_FILL_UPPER, AL_FILL_LOWER})
+                for (const auto& sh : sharedShapes[side == AL_SIDE_LEFT ? 0 : 1]) {
+                    ++variant;
+                    Case c{side, uplo, sh[0], sh[1], variant % 3, (variant + 1) % 5, variant % 2,
+                           scalars[4], scalars[variant % 5], variant % 2 == 0};
+                    const Plat& pl = plats[sh[2]];
+                    const int64_t sharedBefore = gShared;
+                    runCase(c, pl.p, pl.name);
+                    if (gShared == sharedBefore) {  // the shape no longer reaches the shared path
+                        ++gFailed;
+                        std::printf("FAIL %s: m=%ld n=%ld did not use the shared-L workspace\n", gUk->name,
+                                    (long)c.m, (long)c.n);
+                    }
+                }
         std::printf("%s: %ld cases, %ld failed\n", gUk->name, (long)(gChecked - checkedBefore),
                     (long)(gFailed - before));
     }

@@ -36,7 +36,9 @@ void csymm_kernel_packed_cpu(uint32_t blockIdx, uint32_t numBlocks,
 // Shared packing for csymm_kernel_packed_cpu on a device that shares host
 // memory: bytes of a workspace in which the blocks of one launch (numBlocks =
 // t.usedCoreNum) pack each block of L once instead of once per block that
-// covers its rows; 0 when no two blocks share rows (or nothing is packed). The
+// covers its rows; 0 when that does not pay: no two blocks share rows, a
+// block's rows span fewer than two mc row blocks (its co-row blocks would wait
+// for the same slot), or nothing is packed. The
 // host allocates it (64-byte aligned), calls csymmPackedWorkspaceInit once
 // before the launch, passes it as args[3] and sets CSYMM_CPU_SHARED_PACK in t.cpuFlags. One
 // workspace per launch; never reused by a concurrent launch.

@@ -317,10 +317,16 @@ void csymmPackedWorkspaceInit(void* ws, const CsymmTilingData& t) {
 
 int64_t csymmPackedWorkspaceBytesFor(const CsymmUkernel& uk, const CsymmTilingData& t) {
     if (t.m <= 0 || t.n <= 0 || t.alphaBetaMode == CSYMM_AB_ALPHA_ZERO || t.usedCoreNum <= 1) return 0;
+    // Shared L pays where several blocks cover the same rows (gn > 1) and each
+    // block's rows span at least two row blocks, so that blocks starting at
+    // rotated row blocks pack different slots at once; with one row block per
+    // block (256 on two cores: 2 x 2) they would all wait for the same slot.
+    // Not for the tile-by-tile fallback split (no rotation there).
     int64_t gm = 0, gn = 0;
-    // Shared L pays where several blocks cover the same rows.
-    if (splitGrid(t.tilesM, t.tilesN, t.usedCoreNum, &gm, &gn) ? gn <= 1 : t.tilesN <= 1) return 0;
-    return kSharedHeaderBytes + sharedLayout(uk, t).bytes;
+    if (!splitGrid(t.tilesM, t.tilesN, t.usedCoreNum, &gm, &gn) || gn <= 1) return 0;
+    const SharedLayout lay = sharedLayout(uk, t);
+    if (lay.rowBlocks < 2 * gm) return 0;
+    return kSharedHeaderBytes + lay.bytes;
 }
 
 void csymmPackedWorkspaceInitFor(const CsymmUkernel& uk, void* ws, const CsymmTilingData& t) {
