@@ -209,7 +209,10 @@ def csymm(alpha, a, b, beta=0, c=None, side=0, lower=0, overwrite_c=0):
             return _scipy(alpha, a, b, beta, c, side, lower, overwrite_c)
         _core = _core_module()
         try:
-            _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout, b_row_major)
+            if b_row_major:  # b_ is B^T (a C-ordered b, uncopied)
+                _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout, b_row_major=True)
+            else:
+                _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout)
         except _core.HostError as exc:  # outputs are untouched when a call fails
             why = kernel_lacking(backend, exc)
             if why is None:
