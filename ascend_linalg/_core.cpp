@@ -267,8 +267,8 @@ py::dict tilingDict(const al::CsymmTilingData& t) {
 }
 
 py::dict csymmTilingPy(int side, int uplo, int64_t m, int64_t n, std::complex<float> alpha,
-                       std::complex<float> beta, const std::string& platform, uint32_t threads) {
-    al::CsymmPlatform p = platform == "ascend950" ? al::csymmPlatformAscend950() : al::csymmPlatformCpu(threads);
+                       std::complex<float> beta, const std::string& platform, uint32_t threads, uint32_t cores) {
+    al::CsymmPlatform p = platform == "ascend950" ? al::csymmPlatformAscend(cores) : al::csymmPlatformCpu(threads);
     auto t = al::csymmTiling(side, uplo, m, n, std::max<int64_t>(1, side == AL_SIDE_LEFT ? m : n),
                              std::max<int64_t>(1, m), std::max<int64_t>(1, m), alpha.real(), alpha.imag(),
                              beta.real(), beta.imag(), p);
@@ -321,7 +321,11 @@ PYBIND11_MODULE(_core, m) {
     m.def("acl_info", &aclInfo);
     m.def("csymm_tiling", &csymmTilingPy, py::arg("side"), py::arg("uplo"), py::arg("m"), py::arg("n"),
           py::arg("alpha") = std::complex<float>(1), py::arg("beta") = std::complex<float>(0),
-          py::arg("platform") = "cpu", py::arg("threads") = 2);
+          py::arg("platform") = "cpu", py::arg("threads") = 2, py::arg("cores") = 0);
+    m.def("ascendc_kernel_computes", &al::ascendcKernelComputes, py::arg("arch"), py::arg("kernel"),
+          py::arg("value_type"),
+          "Whether the project's Ascend C build of `kernel` for SoC family `arch` computes alDataType_t "
+          "`value_type` (asked before staging on a device running real kernel binaries)");
     m.def("cpu_num_threads", &al::cpuNumThreads);
     m.def("cpu_set_num_threads", [](uint32_t n) {
         if (n < 1) throw py::value_error("number of threads must be >= 1");

@@ -17,11 +17,15 @@
 //   FAKE_ACL_PREINIT=1 (behave as if another library of the process had
 //   called aclInit first: our aclInit gets 100002), FAKE_ACL_REPORT=<file>
 //   (append one JSON line per aclFinalize and one at process exit with what
-//   was still held: allocations, streams, loaded binaries, device references).
+//   was still held: allocations, streams, loaded binaries, device references),
+//   FAKE_ACL_SPMV_TYPES=<float32,...> (the SpMV kernels refuse other value
+//   types with status word 2, as the arch22 Ascend C build does).
 // - aclrtSetDevice/aclrtResetDevice keep a per-device reference count, as the
 //   real runtime does (each set +1, each reset -1; a reset at 0 fails).
 // - Extra C functions for tests (ctypes): fakeAclStat(name), fakeAclReset(),
-//   fakeAclSetFail(spec), fakeAclKernelCount(), fakeAclKernelName(i).
+//   fakeAclSetFail(spec), fakeAclKernelCount(), fakeAclKernelName(i),
+//   fakeAclLastTiling(name, buf, cap).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +46,8 @@ using KernelEntry = void (*)(uint32_t, uint32_t, void* const*, const void*);
 #include "kernels/csymm/csymm_kernel.h"
 #include "kernels/spmv/spmv_kernel.h"
 #include "kernels/spmv/spmv_kernel_merge.h"
+#include "host/spmv_tiling.h"
+#include "ascend_linalg/al_types.h"
 
 namespace {
 
@@ -78,6 +84,7 @@ struct State {
     std::map<int32_t, int64_t> deviceRefs;  // aclrtSetDevice - aclrtResetDevice per device
     int64_t binariesLoaded = 0;             // loads - unloads
     bool preinitDone = false;
+    std::map<std::string, std::vector<unsigned char>> lastTiling;  // kernel name -> tiling of its last launch
 };
 
 State& st() {
@@ -391,6 +398,26 @@ FAKE_API aclError aclrtBinaryGetFunction(void* binary, const char* name, void** 
     return kInvalidParam;
 }
 
+// FAKE_ACL_SPMV_TYPES=float32[,...]: the SpMV kernels of this "binary" compute
+// only these value types, as a device binary built for fewer types would
+// (kernels/spmv/arch22 computes float32 only). Unset: every type.
+bool spmvComputes(const al::SpmvTilingData* t) {
+    const char* env = std::getenv("FAKE_ACL_SPMV_TYPES");
+    if (!env) return true;
+    const char* name = "";
+    switch (t->valueType) {
+        case AL_R_32F: name = "float32"; break;
+        case AL_R_64F: name = "float64"; break;
+        case AL_C_32F: name = "complex64"; break;
+        case AL_C_64F: name = "complex128"; break;
+        case AL_R_32I: name = "int32"; break;
+        case AL_R_64I: name = "int64"; break;
+        default: return false;
+    }
+    const std::string list = std::string(",") + env + ",";
+    return list.find(std::string(",") + name + ",") != std::string::npos;
+}
+
 FAKE_API aclError aclrtLaunchKernel(void* func, uint32_t numBlocks, const void* argsData, size_t argsSize,
                                     void* stream) {
     State& s = st();
@@ -421,8 +448,20 @@ FAKE_API aclError aclrtLaunchKernel(void* func, uint32_t numBlocks, const void* 
         if (aclError e = injected(s, "launch")) return e;
         ++s.stats["launches"];
         s.stats["blocks"] += numBlocks;
+        // Keep the tiling as the kernel receives it (the whole allocation the
+        // host copied it into), for fakeAclLastTiling.
+        auto it = findRange(s, args.back(), 0);  // checked above: a live allocation
+        const unsigned char* t0 = static_cast<const unsigned char*>(args.back());
+        s.lastTiling[k->name].assign(t0, reinterpret_cast<const unsigned char*>(it->first + it->second));
     }
     const void* tiling = args.back();
+    if (std::strncmp(k->name, "spmv", 4) == 0 && !spmvComputes(static_cast<const al::SpmvTilingData*>(tiling))) {
+        // FAKE_ACL_SPMV_TYPES: what the arch22 Ascend C build does with a value
+        // type it lacks: block 0 sets the status word (workspace byte 0) to 2.
+        int32_t unsupported = 2;
+        std::memcpy(args[5], &unsupported, sizeof unsupported);
+        return kSuccess;
+    }
     for (uint32_t b = 0; b < numBlocks; ++b) k->entry(b, numBlocks, args.data(), tiling);
     return kSuccess;
 }
@@ -469,6 +508,18 @@ FAKE_API void fakeAclSetFail(const char* spec) {
     std::lock_guard<std::mutex> g(s.mu);
     parseFail(s, spec);
     s.calls.clear();
+}
+
+// Copies up to `cap` bytes of the tiling that the last launch of kernel `name`
+// received into `buf`; returns how many bytes that tiling allocation held (0:
+// never launched). Shows what the host's tiling struct looked like on arrival.
+FAKE_API size_t fakeAclLastTiling(const char* name, void* buf, size_t cap) {
+    State& s = st();
+    std::lock_guard<std::mutex> g(s.mu);
+    auto it = s.lastTiling.find(name ? name : "");
+    if (it == s.lastTiling.end()) return 0;
+    if (buf) std::memcpy(buf, it->second.data(), std::min(cap, it->second.size()));
+    return it->second.size();
 }
 
 // Kernels in the built-in "binary" (fake_kernels.def).

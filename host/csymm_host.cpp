@@ -56,10 +56,16 @@ alStatus_t csymm(alHandle_t handle, alSideMode_t side, alFillMode_t uplo, int64_
     if (isZero(*alpha) && isOne(*beta)) return AL_STATUS_SUCCESS;
 
     Device& dev = *handle->device;
+    // Asked before staging: a kernel the device lacks costs no transfers.
+    if ((st = dev.supports(kCsymmKernel, AL_C_32F)) != AL_STATUS_SUCCESS) return st;
     if (bRowMajor && !dev.sharesHostMemory())
         return fail(AL_STATUS_NOT_SUPPORTED, "row-major B is supported on the CPU device only");
+    // Tiled for the device that runs it: the NPU's buffer limits (cube cores,
+    // one block each) or this machine's caches and thread pool.
+    const CsymmPlatform platform = dev.kind() == AL_DEVICE_NPU ? csymmPlatformAscend(dev.coreNum())
+                                                                : csymmPlatformCpu(dev.coreNum());
     CsymmTilingData t = csymmTiling(side, uplo, m, n, lda, ldb, ldc, alpha->real, alpha->imag,
-                                    beta->real, beta->imag, csymmPlatformCpu(dev.coreNum()));
+                                    beta->real, beta->imag, platform);
     if (bRowMajor) t.cpuFlags |= CSYMM_CPU_B_ROW_MAJOR;
     // A device with its own memory works on device copies (staging.h): A and B
     // unless alpha == 0, C when it is read (beta != 0) or has gaps between

@@ -24,6 +24,12 @@ CsymmPlatform csymmPlatformAscend950() {
     return CsymmPlatform{32, 16, 16, 16, 64u << 10, 64u << 10, 256u << 10, 512u << 10, 248u << 10};
 }
 
+CsymmPlatform csymmPlatformAscend(uint32_t cores) {
+    CsymmPlatform p = csymmPlatformAscend950();
+    if (cores > 0) p.coreNum = cores;
+    return p;
+}
+
 CsymmPlatform csymmPlatformCpu(uint32_t threads) {
     // L0A/L0B ~ the L1 data cache share of one micro-panel step; L0C ~ registers
     // plus the C tile kept hot in L2; L1 ~ L2 for packed panels; UB ~ L1d.

@@ -45,6 +45,7 @@ struct CsymmPlatform {
 };
 
 CsymmPlatform csymmPlatformAscend950();            // DAV_3510 limits from the design
+CsymmPlatform csymmPlatformAscend(uint32_t cores); // the same, with the device's core count
 CsymmPlatform csymmPlatformCpu(uint32_t threads);  // this machine's caches
 
 // Plain, fixed-width tiling data (design 3.3.4). Column-major, element units.

@@ -294,6 +294,12 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
                                                      " is outside [0, nnz = " + std::to_string(A->nnz) + "]");
     }
     Device& dev = *handle->device;
+    // Asked before anything is staged or uploaded: a kernel (or value type) the
+    // device lacks costs no transfers.
+    const KernelDesc* const used[2] = {op == AL_OP_N ? &kSpmvKernel : &kSpmvTKernel,
+                                       op == AL_OP_N ? &kSpmvFixup : &kSpmvTReduce};
+    for (const KernelDesc* k : used)
+        if ((st = dev.supports(*k, ct)) != AL_STATUS_SUCCESS) return st;
     // A device with its own memory works on device copies (staging.h) of the
     // structure, X and Y (uploaded when read, beta != 0, or when it has gaps the
     // copy back must preserve); Y returns only on success.
@@ -333,8 +339,9 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         X = &devX;
         Y = &devY;
     }
-    SpmvTilingData t = spmvTiling(op == AL_OP_T, A->rows, A->cols, A->nnz, X->nvec, ct, A->indexType,
-                                  dev.coreNum());
+    const SpmvPlatform platform = dev.kind() == AL_DEVICE_NPU ? spmvPlatformAscend(dev.coreNum())
+                                                               : spmvPlatformCpu(dev.coreNum());
+    SpmvTilingData t = spmvTiling(op == AL_OP_T, A->rows, A->cols, A->nnz, X->nvec, ct, A->indexType, platform);
     t.xRowStride = X->rowStride;
     t.xColStride = X->colStride;
     t.yRowStride = Y->rowStride;

@@ -16,10 +16,23 @@ size_t valueBytes(int32_t type) {
         default: return 4;
     }
 }
-// Below this much work per block, another block costs more than it saves.
-constexpr int64_t kMinNnzPerBlock = 16384;
-constexpr int64_t kBlocksPerCore = 4;
 }  // namespace
+
+SpmvPlatform spmvPlatformCpu(uint32_t threads) {
+    // The non-transposed kernel takes 4 blocks per core: a core that finishes
+    // early (or a core the OS gives to another process for a while) takes the
+    // next block, and the fix-up cost grows only with the block count. Below
+    // 16384 rows + nonzeros per block, another block (a pool thread woken)
+    // costs more than it saves.
+    return SpmvPlatform{std::max(threads, 1u), 4, 16384};
+}
+
+SpmvPlatform spmvPlatformAscend(uint32_t cores) {
+    // One block per AI core: nothing else shares the cores during a launch, so
+    // extra blocks would only add fix-up work. The minimum per block is the
+    // CPU's until it is measured on a device (docs/npu.md).
+    return SpmvPlatform{std::max(cores, 1u), 1, 16384};
+}
 
 void spmvLayout(SpmvTilingData* t) {
     const int64_t vb = static_cast<int64_t>(valueBytes(t->valueType));
@@ -39,6 +52,11 @@ void spmvLayout(SpmvTilingData* t) {
 
 SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz, int64_t nvec,
                           int32_t valueType, int32_t indexType, uint32_t coreNum) {
+    return spmvTiling(trans, rows, cols, nnz, nvec, valueType, indexType, spmvPlatformCpu(coreNum));
+}
+
+SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz, int64_t nvec,
+                          int32_t valueType, int32_t indexType, const SpmvPlatform& p) {
     SpmvTilingData t{};
     t.rows = rows;
     t.cols = cols;
@@ -48,15 +66,12 @@ SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz
     t.valueType = valueType;
     t.indexType = indexType;
     // Merge-path kernels split rows + nonzeros evenly, so neither one long row
-    // nor a run of empty rows limits the block count.
-    // The non-transposed kernel takes kBlocksPerCore blocks per core: a core
-    // that finishes early (or a core the OS gives to another process for a
-    // while) takes the next block, and the fix-up cost grows only with the
-    // block count. The transposed kernel's partials cost cols per block, so
-    // it keeps one block per core.
+    // nor a run of empty rows limits the block count. The transposed kernel's
+    // partials cost cols per block, so it keeps one block per core.
     const int64_t work = (rows + nnz) * std::max<int64_t>(nvec, 1);
-    const int64_t maxBlocks = int64_t(coreNum) * (trans ? 1 : kBlocksPerCore);
-    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(maxBlocks, work / kMinNnzPerBlock));
+    const int64_t maxBlocks = int64_t(std::max(p.coreNum, 1u)) * (trans ? 1 : std::max(p.blocksPerCore, 1u));
+    const int64_t blocks =
+        std::max<int64_t>(1, std::min<int64_t>(maxBlocks, work / std::max<int64_t>(p.minWorkPerBlock, 1)));
     t.usedCoreNum = static_cast<int32_t>(blocks);
     spmvLayout(&t);
     return t;

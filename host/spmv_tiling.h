@@ -43,6 +43,19 @@ constexpr int32_t kSpmvPageShift = 10;
 // Fills the layout fields and workspaceSize from the others (usedCoreNum included).
 void spmvLayout(SpmvTilingData* t);
 
+// What the block split is sized against.
+struct SpmvPlatform {
+    uint32_t coreNum;        // blocks that run at once
+    uint32_t blocksPerCore;  // non-transposed blocks per core (transposed: 1)
+    int64_t minWorkPerBlock; // rows + nonzeros (times nvec) below which a block is not split off
+};
+SpmvPlatform spmvPlatformCpu(uint32_t threads);
+SpmvPlatform spmvPlatformAscend(uint32_t cores);
+
+SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz,
+                          int64_t nvec, int32_t valueType, int32_t indexType,
+                          const SpmvPlatform& platform);
+// The CPU platform with `coreNum` threads.
 SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz,
                           int64_t nvec, int32_t valueType, int32_t indexType,
                           uint32_t coreNum);

@@ -8,6 +8,7 @@ import ctypes
 import pathlib
 import re
 import shutil
+import struct
 import subprocess
 
 import pytest
@@ -308,22 +309,172 @@ S = sp.random(40, 30, density=0.2, format="csr", random_state=2)
 A = asp.csr_matrix(S)
 x, xt = np.arange(30.0), np.arange(40.0)
 a = (np.eye(5) + 1j).astype(np.complex64)
+fake.fakeAclReset()
 with dispatch_records() as recs:
     c = csymm(1, a, a)
     y, yt = A @ x, A.T @ xt
     yf = asp.spmv(A, x, alpha=2.0)
+moved = {k: int(fake.fakeAclStat(k.encode())) for k in ("bytes_h2d", "mallocs", "launches")}
 import gc
 del A
-gc.collect()   # its resident copy (uploaded before the lookup failed) goes with it
+gc.collect()
 print(json.dumps(dict(
     same=[bool(np.allclose(c, scipy_csymm(1, a, a))), bool(np.allclose(y, S @ x)),
           bool(np.allclose(yt, S.T @ xt)), bool(np.allclose(yf, 2 * (S @ x)))],
-    recs=[list(r) for r in recs], outstanding=int(fake.fakeAclStat(b"outstanding")))))
+    recs=[list(r) for r in recs], moved=moved, outstanding=int(fake.fakeAclStat(b"outstanding")))))
 """, ASCEND_LINALG_ACL_LIB=FAKE, FAKE_ACL_MISSING_KERNELS="csymm_packed,spmv_merge,spmvt_merge")
     assert all(out["same"]), out
-    ops = {r[0]: r for r in out["recs"]}
+    ops = {}
+    for r in out["recs"]:
+        ops.setdefault(r[0], r)  # the first of each (spmv's inner scipy product comes later)
     assert ops["csymm"][1] == "scipy" and "aclrtBinaryGetFunction(csymm_packed)" in ops["csymm"][2]
     assert ops["csr_matvec"][1] == "scipy" and "spmv_merge" in ops["csr_matvec"][2]
     assert ops["csc_matvec"][1] == "scipy" and "spmvt_merge" in ops["csc_matvec"][2]
     assert ops["spmv"][1] == "scipy" and "the npu has no kernel for it" in ops["spmv"][2]
+    # The binary is asked before anything is staged or uploaded: such a call
+    # moves no bytes and allocates no device memory.
+    assert out["moved"] == {"bytes_h2d": 0, "mallocs": 0, "launches": 0}, out["moved"]
     assert out["outstanding"] == 0
+
+
+def test_value_type_the_binary_lacks_falls_back_to_scipy_with_the_reason():
+    # A device binary whose SpMV kernels compute float32 only (the arch22
+    # Ascend C build; FAKE_ACL_SPMV_TYPES makes the fake's kernels refuse the
+    # rest the same way, with status word 2): other types come back
+    # NOT_SUPPORTED and run on scipy, with the caller's arrays untouched.
+    out = run(r"""
+import ctypes, gc, json, numpy as np, scipy.sparse as sp
+import ascend_linalg, ascend_linalg.sparse as asp
+from ascend_linalg import use_backend
+from ascend_linalg.testing import dispatch_records, fake_acl_path
+fake = ctypes.CDLL(fake_acl_path()); fake.fakeAclStat.restype = ctypes.c_uint64
+S64 = sp.random(60, 45, density=0.2, format="csr", random_state=3)
+S32 = S64.astype(np.float32)
+A64, A32 = asp.csr_matrix(S64), asp.csr_matrix(S32)
+rng = np.random.default_rng(0)
+x, xt = rng.standard_normal(45), rng.standard_normal(60)
+y0 = rng.standard_normal(60)
+y, keep = y0.copy(), (A64.data.copy(), A64.indices.copy(), A64.indptr.copy(), x.copy())
+with dispatch_records() as recs:
+    r64, r64t = A64 @ x, A64.T @ xt
+    asp.spmv(A64, x, alpha=2.0, beta=0.5, y=y)
+    r32 = A32 @ x.astype(np.float32)
+with use_backend("npu"), dispatch_records() as recs_npu:
+    r64n = A64 @ x
+del A64, A32
+gc.collect()
+print(json.dumps(dict(
+    exact=[bool(np.array_equal(r64, S64 @ x)), bool(np.array_equal(r64t, S64.T @ xt)),
+           bool(np.array_equal(r64n, S64 @ x)),
+           bool(np.allclose(y, 2.0 * (S64 @ x) + 0.5 * y0, rtol=1e-13, atol=0))],
+    close32=bool(np.allclose(r32, S32 @ x.astype(np.float32), rtol=1e-5, atol=1e-6)),
+    untouched=all(bool(np.array_equal(a, b)) for a, b in zip(keep, (S64.data, S64.indices, S64.indptr, x))),
+    recs=[list(r) for r in recs], recs_npu=[list(r) for r in recs_npu],
+    outstanding=int(fake.fakeAclStat(b"outstanding")), bad_calls=int(fake.fakeAclStat(b"bad_calls")))))
+""", ASCEND_LINALG_ACL_LIB=FAKE, FAKE_ACL_SPMV_TYPES="float32")
+    assert all(out["exact"]) and out["close32"] and out["untouched"], out
+    # The fused call asks the device once, then computes on scipy (its inner
+    # product is recorded as a plain scipy call).
+    backends = [(r[0], r[1]) for r in out["recs"]]
+    assert backends == [("csr_matvec", "scipy"), ("csc_matvec", "scipy"), ("csr_matvec", "scipy"),
+                        ("spmv", "scipy"), ("csr_matvec", "npu")], out["recs"]
+    assert out["recs"][2][2] is None
+    for r in out["recs"][:2] + out["recs"][3:4] + out["recs_npu"]:
+        assert r[1] == "scipy" and "NOT_SUPPORTED" in r[2] and "value type 1" in r[2], r
+    assert out["outstanding"] == 0 and out["bad_calls"] == 0
+
+
+def test_ascendc_value_types_table_matches_the_kernel_sources():
+    # The table the host asks before staging for a real kernel binary.
+    R32F, R64F, C32F, C64F, R32I = 0, 1, 2, 3, 4
+    from ascend_linalg import _core
+    for k in ("spmv_merge", "spmv_fixup_merge", "spmvt_merge", "spmvt_reduce_merge"):
+        assert _core.ascendc_kernel_computes("arch22", k, R32F)
+        for t in (R64F, C32F, C64F, R32I):
+            assert not _core.ascendc_kernel_computes("arch22", k, t)
+    assert _core.ascendc_kernel_computes("arch35", "csymm_packed", C32F)
+    assert not _core.ascendc_kernel_computes("arch35", "csymm_packed", C64F)
+    root = pathlib.Path(__file__).resolve().parents[1]
+    spmv = (root / "kernels/spmv/arch22/spmv_kernel.cpp").read_text()
+    assert "t_.valueType != AL_R_32F" in spmv  # the kernel's own refusal, which the table mirrors
+
+
+# CsymmTilingData and SpmvTilingData (host/*_tiling.h) as the kernel receives them.
+CSYMM_TILING = struct.Struct("=6q4f13i4xq")
+CSYMM_FIELDS = ("m n k lda ldb ldc alphaReal alphaImag betaReal betaImag side uplo alphaBetaMode "
+                "blockM blockN blockK tilesM tilesN tailM tailN tailK usedCoreNum reserved workspaceSize").split()
+SPMV_TILING = struct.Struct("=8q16s16s6i5q")
+SPMV_FIELDS = ("rows cols nnz nvec xRowStride xColStride yRowStride yColStride alpha beta trans valueType "
+               "indexType betaMode usedCoreNum reserved workspaceSize carryOffset partOffset pageOffset "
+               "pages").split()
+
+
+@pytest.mark.parametrize("cores", [None, 5])
+def test_npu_launches_are_tiled_for_the_npu(cores):
+    # The NPU launch carries the tiling of the NPU platform (cube-core count,
+    # DAV_3510 buffer limits, one block per core), not the CPU's.
+    env = dict(ASCEND_LINALG_ACL_LIB=FAKE)
+    if cores:
+        env["ASCEND_LINALG_NPU_CORES"] = cores
+    out = run(r"""
+import ctypes, json, numpy as np
+import ascend_linalg.sparse as asp
+from ascend_linalg import use_backend
+from ascend_linalg.linalg.blas import csymm
+from ascend_linalg.testing import fake_acl_path
+fake = ctypes.CDLL(fake_acl_path())
+fake.fakeAclLastTiling.restype = ctypes.c_size_t
+def last(name):
+    n = fake.fakeAclLastTiling(name.encode(), None, 0)
+    buf = ctypes.create_string_buffer(n)
+    fake.fakeAclLastTiling(name.encode(), buf, n)
+    return buf.raw.hex()
+rng = np.random.default_rng(1)
+got = {}
+with use_backend("npu"):
+    for m, n, side, lower in [(300, 300, 0, 0), (1024, 512, 1, 1), (16, 16, 0, 1)]:
+        a = (rng.standard_normal((max(m, n),) * 2) + 1j).astype(np.complex64)
+        a = np.asfortranarray(a[:m, :m] if side == 0 else a[:n, :n])
+        b = np.asfortranarray(rng.standard_normal((m, n)).astype(np.complex64))
+        csymm(1, a, b, side=side, lower=lower)
+        got[f"csymm {m} {n} {side} {lower}"] = last("csymm_packed")
+    g = 200
+    A = asp.kronsum(asp.diags([-1, 2, -1], [-1, 0, 1], shape=(g, g)),
+                    asp.diags([-1, 2, -1], [-1, 0, 1], shape=(g, g)), format="csr")
+    x = np.ones(g * g)
+    A @ x; got["spmv"] = last("spmv_merge")
+    A.T @ x; got["spmvt"] = last("spmvt_merge")
+    got["nnz"] = int(A.nnz)
+print(json.dumps(got))
+""", **env)
+    from ascend_linalg import _core
+    ncores = cores or 32  # Ascend950PR (the fake's SoC): 32 cube cores
+    for key, hexdata in out.items():
+        if not key.startswith("csymm"):
+            continue
+        raw = bytes.fromhex(hexdata)
+        assert len(raw) == CSYMM_TILING.size, (key, len(raw))
+        t = dict(zip(CSYMM_FIELDS, CSYMM_TILING.unpack(raw)))
+        m, n, side, lower = map(int, key.split()[1:])
+        want = _core.csymm_tiling(142 if side else 141, 122 if lower else 121, m, n,
+                                  platform="ascend950", cores=ncores)
+        for f in ("m", "n", "k", "blockM", "blockN", "blockK", "tilesM", "tilesN", "tailM", "tailN",
+                  "tailK", "usedCoreNum", "workspaceSize"):
+            assert t[f] == want[f], (key, f, t[f], want[f])
+        assert want["platform"]["coreNum"] == ncores
+        assert t["usedCoreNum"] == min(ncores, t["tilesM"] * t["tilesN"])
+        assert 2 * t["blockM"] * t["blockN"] * 4 <= 256 * 1024  # L0C
+        # What the CPU platform (the host's threads) would have chosen differs.
+        threads = _core.cpu_num_threads()
+        cpu = _core.csymm_tiling(142 if side else 141, 122 if lower else 121, m, n, platform="cpu", threads=threads)
+        if m >= 300 and 4 * threads != ncores:
+            assert (cpu["blockM"], cpu["usedCoreNum"]) != (t["blockM"], t["usedCoreNum"]), key
+    work = 200 * 200 + out["nnz"]
+    for key in ("spmv", "spmvt"):
+        raw = bytes.fromhex(out[key])
+        assert len(raw) == SPMV_TILING.size, (key, len(raw))
+        t = dict(zip(SPMV_FIELDS, SPMV_TILING.unpack(raw)))
+        assert (t["rows"], t["nnz"], t["trans"]) == (40000, out["nnz"], key == "spmvt")
+        # One block per core (the CPU device runs four per thread), at least
+        # 16384 rows + nonzeros each.
+        assert t["usedCoreNum"] == max(1, min(ncores, work // 16384)), (key, t["usedCoreNum"])

@@ -10,7 +10,7 @@ import scipy.sparse as _sp
 from scipy.sparse._sputils import upcast_char
 
 from .._core import HostError
-from .._routing import kernel_lacking, record, route
+from .._routing import kernel_lacking, record, route, use_backend
 from ._classes import _Routed
 from ._residency import track
 from ._matvec import _KERNEL_DTYPES, _index_arrays, _operand, run_spmv, sources
@@ -186,7 +186,11 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             reason = f"index arrays of dtype {srcs[1].dtype} are not integers"
     else:
         reason = None if backend == "scipy" else f"no {backend} kernel for dtype {dtype}"
-    product = (A.T if trans else A) @ x
+    if reason is None:
+        product = (A.T if trans else A) @ x
+    else:
+        with use_backend("scipy"):  # the device was asked already: it lacks this case
+            product = (A.T if trans else A) @ x
     product = np.asarray(product, dtype=dtype) * dtype.type(alpha)
     if beta == 0:
         y[...] = product

@@ -162,6 +162,19 @@ std::string socArch(const std::string& soc) {
     return "unknown-" + soc;
 }
 
+}  // namespace
+
+bool ascendcKernelComputes(const std::string& arch, const std::string& kernel, int32_t valueType) {
+    if (valueType < 0) return true;
+    // kernels/spmv/arch22/spmv_kernel.cpp: float32 values, x and y only.
+    if (arch == "arch22" && kernel.rfind("spmv", 0) == 0) return valueType == AL_R_32F;
+    // kernels/csymm/arch35/csymm_kernel.cpp: complex64 (csymm has no other type).
+    if (kernel.rfind("csymm", 0) == 0) return valueType == AL_C_32F;
+    return true;  // a kernel the table does not restrict: the binary lookup decides
+}
+
+namespace {
+
 // Directory of the shared object holding this code (the _core extension).
 std::string selfDir() {
     Dl_info info{};
@@ -333,6 +346,22 @@ public:
         Use u;
         if (!u) return shutDown();
         return copyImpl(dst, src, bytes, kMemcpyDeviceToHost, "aclrtMemcpy(device to host");
+    }
+
+    alStatus_t supports(const KernelDesc& kernel, int32_t valueType) override {
+        Use u;
+        if (!u) return shutDown();
+        alStatus_t st = bindThread();
+        if (st != AL_STATUS_SUCCESS) return st;
+        aclrtFuncHandle fn = nullptr;
+        if ((st = function(kernel.name, &fn)) != AL_STATUS_SUCCESS) return st;
+        if (!disc_.runtimeRunsCpuKernels && !ascendcKernelComputes(socArch(disc_.socName), kernel.name, valueType)) {
+            setLastError(std::string("the ") + socArch(disc_.socName) + " Ascend C build of " + kernel.name +
+                         " does not compute value type " + std::to_string(valueType) + " (" + disc_.kernelBinary +
+                         ")");
+            return AL_STATUS_NOT_SUPPORTED;
+        }
+        return AL_STATUS_SUCCESS;
     }
 
     alStatus_t launch(const KernelDesc& kernel, uint32_t numBlocks, void* const* args, int numArgs,

@@ -36,6 +36,14 @@ const char* aclErrorMeaning(int code);
 // build tree). Result cached per process.
 const AclDiscovery& discoverAcl();
 
+// Value types the project's Ascend C build of `kernel` computes on SoC family
+// `arch` ("arch22", "arch35"): true for the types its source accepts. The
+// kernels reject other types at run time too (SpMV: status word 2), so this
+// table only spares the transfers of a call that would come back refused.
+// valueType -1: the kernel's only type. Used for real kernel binaries; a
+// runtime that runs the CPU kernels (the fake) computes every type.
+bool ascendcKernelComputes(const std::string& arch, const std::string& kernel, int32_t valueType);
+
 // A device for NPU `deviceId`, or nullptr with *why set.
 std::unique_ptr<Device> openAclDevice(int32_t deviceId, std::string* why);
 

@@ -238,6 +238,12 @@ void runBlock(uint32_t i, void* p) {
 }
 }  // namespace
 
+alStatus_t CpuDevice::supports(const KernelDesc& kernel, int32_t) {
+    if (kernel.cpu) return AL_STATUS_SUCCESS;  // the CPU kernels compute every type the host accepts
+    setLastError(std::string("kernel ") + kernel.name + " has no CPU version");
+    return AL_STATUS_NOT_SUPPORTED;
+}
+
 alStatus_t CpuDevice::launch(const KernelDesc& kernel, uint32_t numBlocks,
                              void* const* args, int, const void* tiling, size_t) {
     if (!kernel.cpu) {

@@ -16,6 +16,7 @@ public:
     alStatus_t free(void* ptr) override;
     alStatus_t copyToDevice(void* dst, const void* src, size_t bytes) override;
     alStatus_t copyToHost(void* dst, const void* src, size_t bytes) override;
+    alStatus_t supports(const KernelDesc& kernel, int32_t valueType) override;
     alStatus_t launch(const KernelDesc& kernel, uint32_t numBlocks,
                       void* const* args, int numArgs,
                       const void* tiling, size_t tilingBytes) override;

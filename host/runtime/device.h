@@ -41,6 +41,12 @@ public:
     virtual alStatus_t free(void* ptr) = 0;
     virtual alStatus_t copyToDevice(void* dst, const void* src, size_t bytes) = 0;
     virtual alStatus_t copyToHost(void* dst, const void* src, size_t bytes) = 0;
+    // Whether this device can run `kernel` on values of alDataType_t
+    // `valueType` (-1: the kernel's only type), asked before anything is staged
+    // so that a call the device cannot serve costs no transfers: SUCCESS,
+    // ARCH_MISMATCH (no such kernel in the device's binary) or NOT_SUPPORTED
+    // (the kernel exists but not for that type), with the reason set.
+    virtual alStatus_t supports(const KernelDesc& kernel, int32_t valueType) = 0;
     // Run `numBlocks` blocks of `kernel`; returns when they are finished.
     virtual alStatus_t launch(const KernelDesc& kernel, uint32_t numBlocks,
                               void* const* args, int numArgs,

@@ -172,14 +172,13 @@ template <class T> inline void keepScalar(T& v) {
 }
 // sum val[k] * x[idx[k] * xs] over [ka, kb) for short rows: one accumulator
 // in nonzero order with a rounded product and a rounded sum, as scipy's
-// sparsetools (so short rows give scipy's bits). An index is read as unsigned
-// and clamped to lim (cols - 1) before use, so nothing is read out of bounds
-// whatever it holds; whether any index was out of range is checked after
-// every kCheckSpan nonzeros, over indices still in L1 (chunkIndicesOk): a
-// separate pass before the chunk would read them from memory a second time,
-// and a test per nonzero costs instructions in the hottest loop. The barrier on
-// the product also keeps GCC from contracting it into an FMA, whose latency
-// would bound the row's chain.
+// sparsetools (so short rows give scipy's bits). The indices are checked
+// before use, a span of about kCheckSpan nonzeros ahead of the rows being
+// computed (checkAhead, a vectorised pass that also brings them into L1 for
+// the loop that follows): a separate pass over the whole array would read
+// them from memory twice, and a test (or a clamp) per nonzero costs
+// instructions in the hottest loop. The barrier on the product also keeps GCC
+// from contracting it into an FMA, whose latency would bound the row's chain.
 template <class I> using UIndex = std::make_unsigned_t<I>;
 template <class I> inline UIndex<I> indexLimit(uint64_t cols) {  // cols > 0
     // int32: a negative index read as uint32 is >= 2^31, so the limit never
@@ -188,18 +187,38 @@ template <class I> inline UIndex<I> indexLimit(uint64_t cols) {  // cols > 0
     return static_cast<UIndex<I>>(std::min(cols, cap) - 1);
 }
 // Every index in [ka, kb) is at most lim as unsigned (a loop the compiler
-// vectorises).
+// vectorises): a running maximum where SSE4.1's pmaxud exists (one
+// instruction per vector), else an OR of compare masks (the baseline build,
+// where the emulated maximum costs 13 instructions per four indices).
 template <class I>
 inline bool chunkIndicesOk(const I* idx, int64_t ka, int64_t kb, UIndex<I> lim) {
+#ifdef __SSE4_1__
     UIndex<I> m = 0;
     for (int64_t k = ka; k < kb; ++k) m = std::max(m, static_cast<UIndex<I>>(idx[k]));
     return m <= lim;
+#else
+    UIndex<I> bad = 0;
+    for (int64_t k = ka; k < kb; ++k) bad |= static_cast<UIndex<I>>(idx[k]) > lim ? ~UIndex<I>(0) : UIndex<I>(0);
+    return bad == 0;
+#endif
+}
+// The indices of [ka, kb) were checked already (checkAhead).
+// Makes sure the indices of [*chk, need) are checked: when need passes the
+// checked frontier *chk, checks from there to kCheckSpan beyond it (at least
+// to need, at most to kHi) and moves the frontier. False on a bad index.
+template <class I>
+inline bool checkAhead(const I* idx, int64_t* chk, int64_t need, int64_t kHi, UIndex<I> lim) {
+    if (__builtin_expect(need <= *chk, 1)) return true;
+    const int64_t to = std::min(kHi, std::max(need, *chk + kCheckSpan));
+    if (!chunkIndicesOk(idx, *chk, to, lim)) return false;
+    *chk = to;
+    return true;
 }
 template <bool Unit, class T, class I>
-inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs, UIndex<I> lim) {
+inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs) {
     T acc{};
     for (int64_t k = ka; k < kb; ++k) {
-        const UIndex<I> c = std::min(static_cast<UIndex<I>>(idx[k]), lim);
+        const UIndex<I> c = static_cast<UIndex<I>>(idx[k]);
         T p = mul(val[k], x[static_cast<int64_t>(c) * (Unit ? 1 : xs)]);
         keepScalar(p);
         acc = add(acc, p);
@@ -225,7 +244,7 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
     // like the loads (merely forming an out-of-range address is undefined).
     int64_t pf = a;
     const UIndex<I> lim = indexLimit<I>(cols);
-    int64_t chk = a;  // nonzeros [chk, a) were used clamped and are not checked yet
+    int64_t chk = a;  // nonzeros [a, chk) are checked (checkAhead)
     for (int64_t r = ra; r < rb;) {
         const int64_t re = std::min(rb, r + kChunkRows);
         const int64_t e = static_cast<int64_t>(indptr[re]);
@@ -236,22 +255,17 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
                 for (const int64_t pe = std::min(n + kPrefetch, kHi); pf < pe; ++pf)
                     __builtin_prefetch(x + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)) * xs);
             T acc;
-            if (n - a >= kLongRow) {  // checks as it goes: settle the pending span first
-                if (!chunkIndicesOk(idx, chk, a, lim)) return 1;
+            if (n - a >= kLongRow) {  // checks as it goes
                 acc = dot(val, idx, a, n, x, xs, cols, &bad);
-                chk = n;
+                chk = std::max(chk, n);
             } else {
-                acc = shortDot<Unit>(val, idx, a, n, x, xs, lim);
+                if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
+                acc = shortDot<Unit>(val, idx, a, n, x, xs);
             }
             epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
             a = n;
-            if (a - chk >= kCheckSpan) {
-                if (!chunkIndicesOk(idx, chk, a, lim)) return 1;
-                chk = a;
-            }
         }
     }
-    if (!chunkIndicesOk(idx, chk, a, lim)) return 1;
     return bad;
 }
 template <class T, class I, class Dot>

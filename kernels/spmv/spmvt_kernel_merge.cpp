@@ -6,6 +6,7 @@
 // Reduce: column pages split over blocks; each column sums the touched partials
 // in block order (deterministic), then the alpha/beta epilogue.
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "spmv_kernel_merge.h"
@@ -44,57 +45,76 @@ bool directY(const SpmvTilingData& t) {
            isOne(fromBytes<T>(t.alpha));
 }
 
-// part[idx[k]] += val[k] * xr over [ka, kb): indices clamped to lim before
-// use (the caller checks them afterwards), as in shortDot; the product is
-// rounded before the sum, as in scipy's sparsetools. Touch: zero a partial's
-// page on first use (not needed when every page was zeroed).
-// Checked: the running maximum of the indices goes to *mx as well (long rows,
-// which should not be read twice).
-template <bool Touch, bool Checked, class T, class I>
-inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part,
-                       unsigned char* flags, const SpmvTilingData& t, UIndex<I> lim, UIndex<I>* mx) {
-    UIndex<I> m = 0;
+// part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
+// zeroed already (checkTouchAhead); the product is rounded before the sum, as
+// in scipy's sparsetools.
+template <class T, class I>
+inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
     for (int64_t k = ka; k < kb; ++k) {
-        const UIndex<I> u = static_cast<UIndex<I>>(idx[k]);
-        if (Checked) m = std::max(m, u);
-        const uint64_t c = std::min(u, lim);
-        if (Touch) touch(part, flags, t, c);
+        const uint64_t c = static_cast<UIndex<I>>(idx[k]);
         T p = mul(val[k], xr);
         keepScalar(p);
         part[c] = add(part[c], p);
     }
-    if (Checked) *mx = std::max(*mx, m);
+}
+
+// The next span of nonzeros, [*chk, min(k1, *chk + kCheckSpan)): checks its
+// indices (a vectorised pass that also brings them into L1 for the scatter
+// that follows) and, Touch, zeroes the partial's pages from the smallest
+// index's to the largest's that are not zeroed yet. Per span rather than per
+// nonzero: a banded or stencil matrix's span touches a few neighbouring
+// pages, a scattered one all of them (zeroed once; *all then skips the walk).
+// False on an index out of range, before any is used.
+template <bool Touch, class T, class I>
+inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> lim, T* part,
+                            unsigned char* flags, const SpmvTilingData& t, int64_t* zeroed) {
+    const int64_t a = *chk, b = std::min(k1, a + kCheckSpan);
+    UIndex<I> lo = std::numeric_limits<UIndex<I>>::max(), hi = 0;
+    for (int64_t k = a; k < b; ++k) {
+        const UIndex<I> u = static_cast<UIndex<I>>(idx[k]);
+        lo = std::min(lo, u);
+        hi = std::max(hi, u);
+    }
+    if (hi > lim) return false;
+    *chk = b;
+    if (Touch && b > a && *zeroed < t.pages) {
+        for (uint64_t p = uint64_t(lo) >> kSpmvPageShift, pe = uint64_t(hi) >> kSpmvPageShift; p <= pe; ++p) {
+            if (flags[p]) continue;
+            const int64_t c0 = static_cast<int64_t>(p) * kPage;
+            std::fill(part + c0, part + std::min(t.cols, c0 + kPage), T{});
+            flags[p] = 1;
+            ++*zeroed;
+        }
+    }
+    return true;
 }
 
 // nvec == 1: the block's rows, the first from k0 and the open tail row up to
 // k1. indptr is checked a chunk of rows ahead of use, as in rowsN1Mode: every
 // pair (r, r + 1) with r0 <= r < r1 must be non-decreasing and within
-// [k0, k1] (always true of a well-formed matrix). Returns nonzero on
-// malformed structure, before reading anything it implies.
+// [k0, k1] (always true of a well-formed matrix); indices a span ahead
+// (checkTouchAhead). Returns nonzero on malformed structure, before reading
+// anything it implies.
 template <bool Touch, bool Prefetch, class T, class I>
 int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part,
                 unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows) {
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
-    UIndex<I> mx = 0;
-    int64_t pf = s.k0;  // next nonzero whose partial element is prefetched
-    int64_t chk = s.k0;  // nonzeros [chk, a) were used clamped and are not checked yet
-    // Row r's span [ka, kb); a long row is checked as it goes (after settling
-    // the pending span), short rows' indices in spans of kCheckSpan.
+    int64_t pf = s.k0;   // next nonzero whose partial element is prefetched
+    int64_t chk = s.k0;  // nonzeros [.., chk) are checked, their pages zeroed
+    int64_t zeroed = 0;  // pages zeroed (Touch)
+    // Row r's span [ka, kb), split where a span check falls inside it (the
+    // sums per partial element keep their order).
     auto row = [&](int64_t r, int64_t ka, int64_t kb) {
         if (Prefetch)
             for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
                 __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
-        if (kb - ka >= kCheckSpan) {
-            if (!chunkIndicesOk(idx, chk, ka, lim)) return false;
-            scatterRow<Touch, true>(val, idx, ka, kb, x[r * xs], part, flags, t, lim, &mx);
-            chk = kb;
-            return mx <= lim;
+        const T xr = x[r * xs];
+        while (kb > chk) {
+            scatterRow(val, idx, ka, chk, xr, part);
+            ka = chk;
+            if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
         }
-        scatterRow<Touch, false>(val, idx, ka, kb, x[r * xs], part, flags, t, lim, &mx);
-        if (kb - chk >= kCheckSpan) {
-            if (!chunkIndicesOk(idx, chk, kb, lim)) return false;
-            chk = kb;
-        }
+        scatterRow(val, idx, ka, kb, xr, part);
         return true;
     };
     int64_t a = s.k0, r = s.r0;
@@ -116,9 +136,8 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     }
     if (r < rows && a < s.k1) {  // the open tail row
         if (!row(r, a, s.k1)) return 1;
-        a = s.k1;
     }
-    return !chunkIndicesOk(idx, chk, a, lim);
+    return 0;
 }
 
 template <class T, class I>
