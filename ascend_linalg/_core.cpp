@@ -152,19 +152,23 @@ ColMajor colMajorView(py::handle obj, const char* name, bool writable) {
 }
 
 // csymm on views: C (m x n) := alpha*sym(A)*B + beta*C or alpha*B*sym(A) + beta*C.
+// b_row_major: `b` is B^T (n x m, column-major), i.e. B stored row-major
+// (alCsymmRowMajorB), as a C-ordered B's transpose is.
 void csymm(const std::string& device, int side, int lower, std::complex<float> alpha,
-           py::handle a, py::handle b, std::complex<float> beta, py::handle c) {
+           py::handle a, py::handle b, std::complex<float> beta, py::handle c, bool bRowMajor) {
     ColMajor A = colMajorView(a, "a", false), B = colMajorView(b, "b", false),
              C = colMajorView(c, "c", true);
     const int64_t m = C.rows, n = C.cols, k = side ? n : m;
-    if (B.rows != m || B.cols != n) throw py::value_error("b must be m x n like c");
+    if (bRowMajor ? (B.rows != n || B.cols != m) : (B.rows != m || B.cols != n))
+        throw py::value_error(bRowMajor ? "b must be n x m (B transposed) with b_row_major" : "b must be m x n like c");
     if (A.rows < k || A.cols < k) throw py::value_error("a must be at least k x k");
     alComplex al{alpha.real(), alpha.imag()}, be{beta.real(), beta.imag()};
     alHandle_t h = handleFor(device);
     alStatus_t st = AL_STATUS_INTERNAL_ERROR;
     withoutGil([&] {
-        st = alCsymm(h, side ? AL_SIDE_RIGHT : AL_SIDE_LEFT, lower ? AL_FILL_LOWER : AL_FILL_UPPER, m, n, &al,
-                     A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
+        st = (bRowMajor ? alCsymmRowMajorB : alCsymm)(h, side ? AL_SIDE_RIGHT : AL_SIDE_LEFT,
+                                                      lower ? AL_FILL_LOWER : AL_FILL_UPPER, m, n, &al,
+                                                      A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
     });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alCsymm", st);
 }
@@ -175,7 +179,7 @@ void csymm(const std::string& device, int side, int lower, std::complex<float> a
 // on return, before the host reads it, and numpy may release the GIL while
 // casting one (see retakeGil); so the arguments are borrowed handles too.
 int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::handle alpha, py::handle a,
-             int64_t lda, py::handle b, int64_t ldb, py::handle beta, py::handle c, int64_t ldc) {
+             int64_t lda, py::handle b, int64_t ldb, py::handle beta, py::handle c, int64_t ldc, bool rowMajorB) {
     auto ptr = [](py::handle o, int64_t need, const char* name) -> alComplex* {
         if (o.is_none()) return nullptr;
         if (!py::array_t<std::complex<float>, py::array::c_style>::check_(o))
@@ -189,14 +193,16 @@ int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::hand
         return (m > 0 && n > 0 && ld >= rows && rows > 0) ? ld * (cols - 1) + rows : 0;
     };
     alComplex* A = ptr(a, extent(k, k, lda), "a");
-    alComplex* B = ptr(b, extent(m, n, ldb), "b");
+    alComplex* B = ptr(b, rowMajorB ? extent(n, m, ldb) : extent(m, n, ldb), "b");
     alComplex* C = ptr(c, extent(m, n, ldc), "c");
     alComplex al{}, be{};
     if (!alpha.is_none()) { auto z = alpha.cast<std::complex<float>>(); al = {z.real(), z.imag()}; }
     if (!beta.is_none()) { auto z = beta.cast<std::complex<float>>(); be = {z.real(), z.imag()}; }
     alHandle_t h = nullHandle ? nullptr : handleFor("cpu");
-    return alCsymm(h, static_cast<alSideMode_t>(side), static_cast<alFillMode_t>(uplo), m, n,
-                   alpha.is_none() ? nullptr : &al, A, lda, B, ldb, beta.is_none() ? nullptr : &be, C, ldc);
+    return (rowMajorB ? alCsymmRowMajorB : alCsymm)(h, static_cast<alSideMode_t>(side),
+                                                    static_cast<alFillMode_t>(uplo), m, n,
+                                                    alpha.is_none() ? nullptr : &al, A, lda, B, ldb,
+                                                    beta.is_none() ? nullptr : &be, C, ldc);
 }
 
 alDataType_t dataType(const py::dtype& dt) {
@@ -364,8 +370,10 @@ PYBIND11_MODULE(_core, m) {
     static py::exception<std::runtime_error> hostError(m, "HostError", PyExc_RuntimeError);
     gHostError = hostError.ptr();
     m.def("csymm", &csymm, py::arg("device"), py::arg("side"), py::arg("lower"), py::arg("alpha"),
-          py::arg("a"), py::arg("b"), py::arg("beta"), py::arg("c"));
-    m.def("csymm_raw", &csymmRaw);
+          py::arg("a"), py::arg("b"), py::arg("beta"), py::arg("c"), py::arg("b_row_major") = false);
+    m.def("csymm_raw", &csymmRaw, py::arg("null_handle"), py::arg("side"), py::arg("uplo"), py::arg("m"),
+          py::arg("n"), py::arg("alpha"), py::arg("a"), py::arg("lda"), py::arg("b"), py::arg("ldb"),
+          py::arg("beta"), py::arg("c"), py::arg("ldc"), py::arg("row_major_b") = false);
     m.def("last_error", [] { return std::string(alGetLastErrorMessage()); },
           "Why the last host call on this thread failed");
     m.def("spmv", &spmv, py::arg("device"), py::arg("trans"), py::arg("alpha"), py::arg("indptr"),

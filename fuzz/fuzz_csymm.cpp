@@ -134,6 +134,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Reader r(data, size);
     const uint8_t flags = r.byte();
     const bool specials = flags & 0x08, direct = flags & 0x01;
+    // B row-major (alCsymmRowMajorB; CSYMM_CPU_B_ROW_MAJOR for the kernels), and
+    // for the direct kernel runs the shared-L workspace (CSYMM_CPU_SHARED_PACK).
+    const bool rowB = flags & 0x10, sharedWs = flags & 0x20;
     int side = r.below(2) ? AL_SIDE_RIGHT : AL_SIDE_LEFT;
     int uplo = r.below(2) ? AL_FILL_LOWER : AL_FILL_UPPER;
     if (r.below(32) == 0) side = r.below(2) ? 0 : static_cast<int>(r.u32());
@@ -156,7 +159,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             break;
     }
     const int64_t ka = side == AL_SIDE_RIGHT ? n : m;  // an invalid side reads as LEFT below
-    const int64_t lda = genLd(r, ka), ldb = genLd(r, m), ldc = genLd(r, m);
+    // B(i, j) at B[i*bI + j*bJ]: bLen elements of each of bLines lines.
+    const int64_t bLen = rowB ? n : m, bLines = rowB ? m : n;
+    const int64_t lda = genLd(r, ka), ldb = genLd(r, bLen), ldc = genLd(r, m);
+    const int64_t bI = rowB ? ldb : 1, bJ = rowB ? 1 : ldb;
     const alComplex alpha = genScalar(r), beta = genScalar(r);
     const uint8_t nul = r.byte();
     const bool nullA = nul == 1, nullB = nul == 2, nullC = nul == 3, nullAlpha = nul == 4, nullBeta = nul == 5,
@@ -170,14 +176,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     else if (uplo != AL_FILL_UPPER && uplo != AL_FILL_LOWER) expect = AL_STATUS_INVALID_ENUM;
     else if (m < 0 || n < 0) expect = AL_STATUS_INVALID_VALUE;
     else if (nullAlpha || nullBeta) expect = AL_STATUS_INVALID_VALUE;
-    else if (lda < max1(ka) || ldb < max1(m) || ldc < max1(m)) expect = AL_STATUS_INVALID_VALUE;
+    else if (lda < max1(ka) || ldb < max1(bLen) || ldc < max1(m)) expect = AL_STATUS_INVALID_VALUE;
     else if (m > 0 && n > 0 && (nullA || nullB || nullC)) expect = AL_STATUS_INVALID_VALUE;
 
     // ---- exactly sized operands (none beyond the budget: such a call that
     // would succeed is skipped; one that must fail runs on empty buffers)
     const bool valid = expect == AL_STATUS_SUCCESS;
     const bool used = valid && m > 0 && n > 0;  // else nothing may be touched: empty buffers
-    const int64_t aN = used ? span(ka, ka, lda) : 0, bN = used ? span(m, n, ldb) : 0,
+    const int64_t aN = used ? span(ka, ka, lda) : 0, bN = used ? span(bLen, bLines, ldb) : 0,
                   cN = used ? span(m, n, ldc) : 0;
     if (aN < 0 || bN < 0 || cN < 0) return 0;
     const bool upper = uplo == AL_FILL_UPPER;
@@ -192,8 +198,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const bool stored = i < ka && (upper ? i <= j : i >= j);
             A[j * lda + i] = stored ? genValue(r, specials, true) : nanZ;
         }
-    for (int64_t j = 0; j < n && bN; ++j)
-        for (int64_t i = 0; i < ldb && j * ldb + i < bN; ++i) B[j * ldb + i] = i < m ? genValue(r, specials, true) : nanZ;
+    for (int64_t j = 0; j < bLines && bN; ++j)
+        for (int64_t i = 0; i < ldb && j * ldb + i < bN; ++i) B[j * ldb + i] = i < bLen ? genValue(r, specials, true) : nanZ;
     // C: padding rows hold a NaN with a payload that must survive bit for bit.
     const alComplex pad{bitsToFloat(0x7fc0beefu), bitsToFloat(0xffc0cafeu)};
     for (int64_t j = 0; j < n && cN; ++j)
@@ -205,7 +211,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (at < aN) {
             const int64_t ai = at % lda, aj = at / lda;
             if (ai < ka && (upper ? ai <= aj : ai >= aj)) A[at] = v;
-        } else if ((at - aN) % ldb < m) {
+        } else if ((at - aN) % ldb < bLen) {
             B[at - aN] = v;
         }
     }
@@ -215,13 +221,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     int got;
     if (direct && valid && m > 0 && n > 0) {
         const uint32_t threads = 1 + r.below(8), nb = 1 + r.below(9);
-        const al::CsymmTilingData t = al::csymmTiling(side, uplo, m, n, lda, ldb, ldc, alpha.real, alpha.imag,
-                                                      beta.real, beta.imag, al::csymmPlatformCpu(threads));
-        void* args[3] = {A, B, C};
+        al::CsymmTilingData t = al::csymmTiling(side, uplo, m, n, lda, ldb, ldc, alpha.real, alpha.imag,
+                                                beta.real, beta.imag, al::csymmPlatformCpu(threads));
+        if (rowB) t.cpuFlags |= al::CSYMM_CPU_B_ROW_MAJOR;
+        void* args[4] = {A, B, C, nullptr};
         int count = 0;
         const al::CsymmUkernel* table = al::csymmUkernelTable(&count);
         const uint32_t pick = r.below(static_cast<uint32_t>(count + 1));
         const bool reverse = r.below(2);
+        std::vector<char> wsMem;
+        if (sharedWs && pick < static_cast<uint32_t>(count) && al::csymmUkernelSupported(table[pick])) {
+            al::CsymmTilingData tw = t;
+            tw.usedCoreNum = static_cast<int32_t>(nb);  // the workspace is sized for this launch
+            if (const int64_t bytes = al::csymmPackedWorkspaceBytesFor(table[pick], tw); bytes > 0) {
+                wsMem.assign(static_cast<size_t>(bytes) + 64, 0);
+                args[3] = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(wsMem.data()) + 63) / 64 * 64);
+                al::csymmPackedWorkspaceInitFor(table[pick], args[3], t);
+                t.cpuFlags |= al::CSYMM_CPU_SHARED_PACK;
+            }
+        }
         for (uint32_t i = 0; i < nb; ++i) {
             const uint32_t b = reverse ? nb - 1 - i : i;
             if (pick == static_cast<uint32_t>(count) || !al::csymmUkernelSupported(table[pick]))
@@ -242,9 +260,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             return 0;
         }
     } else {
-        got = alCsymm(nullHandle ? nullptr : handle(), static_cast<alSideMode_t>(side),
-                      static_cast<alFillMode_t>(uplo), m, n, nullAlpha ? nullptr : &alpha, nullA ? nullptr : A, lda,
-                      nullB ? nullptr : B, ldb, nullBeta ? nullptr : &beta, nullC ? nullptr : C, ldc);
+        got = (rowB ? alCsymmRowMajorB : alCsymm)(
+            nullHandle ? nullptr : handle(), static_cast<alSideMode_t>(side), static_cast<alFillMode_t>(uplo), m, n,
+            nullAlpha ? nullptr : &alpha, nullA ? nullptr : A, lda, nullB ? nullptr : B, ldb,
+            nullBeta ? nullptr : &beta, nullC ? nullptr : C, ldc);
     }
     if (got != expect) fail("status differs from the documented one", got, expect);
     if (aN && std::memcmp(A, aOld.data(), aN * sizeof(alComplex)) != 0) fail("A was written");
@@ -277,7 +296,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (!alphaZero) {
                 for (int64_t k = 0; k < K; ++k) {
                     const CL a = side == AL_SIDE_LEFT ? sym(i, k) : sym(k, j);
-                    const CL b = cl(side == AL_SIDE_LEFT ? bOld[k + j * ldb] : bOld[i + k * ldb]);
+                    const CL b = cl(side == AL_SIDE_LEFT ? bOld[k * bI + j * bJ] : bOld[i * bI + k * bJ]);
                     const CL ab = cmul(a, b);
                     p.re += ab.re;
                     p.im += ab.im;

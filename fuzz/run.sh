@@ -71,7 +71,7 @@ HOST_SRC=(host/context.cpp host/csymm_host.cpp host/fingerprint.cpp host/csymm_t
 KERNEL_SRC=(kernels/csymm/csymm_kernel_ref.cpp kernels/csymm/csymm_kernel_packed.cpp kernels/csymm/csymm_pack.cpp
             kernels/csymm/csymm_ukernel_baseline.cpp kernels/spmv/spmv_kernel_ref.cpp
             kernels/spmv/spmv_kernel_merge.cpp kernels/spmv/spmvt_kernel_merge.cpp)
-AVX2_SRC=(kernels/csymm/csymm_ukernel_avx2.cpp kernels/spmv/spmv_kernel_merge_avx2.cpp
+AVX2_SRC=(kernels/csymm/csymm_ukernel_avx2.cpp kernels/csymm/csymm_pack_avx2.cpp kernels/spmv/spmv_kernel_merge_avx2.cpp
           kernels/spmv/spmvt_kernel_merge_avx2.cpp)
 AVX512_SRC=(kernels/csymm/csymm_ukernel_avx512.cpp)
 # Fail when meson.build lists a source this script does not know (or the reverse).

@@ -15,6 +15,12 @@ enum CsymmAlphaBetaMode : int32_t {
     CSYMM_AB_BETA_ONE = 3,    // C = alpha*P + C
 };
 
+// CsymmTilingData::cpuFlags: what only the CPU kernels (csymm_kernel.h) read.
+enum CsymmCpuFlags : int32_t {
+    CSYMM_CPU_SHARED_PACK = 1,  // args[3] is csymm_kernel_packed's shared-L workspace
+    CSYMM_CPU_B_ROW_MAJOR = 2,  // B(i, j) at B[i*ldb + j] (alCsymmRowMajorB)
+};
+
 // What a tiling is sized against. Byte sizes of the on-chip buffers a tile must
 // fit in; on the CPU they are the cache levels the packed panels live in.
 struct CsymmPlatform {
@@ -55,7 +61,7 @@ struct CsymmTilingData {
     int32_t tilesM, tilesN;     // tile grid over C: ceil(m/blockM) x ceil(n/blockN)
     int32_t tailM, tailN, tailK;     // extent of the last tile in each dimension
     int32_t usedCoreNum;        // blocks launched (<= platform coreNum, <= tiles)
-    int32_t reserved;
+    int32_t cpuFlags;           // CPU kernels only (CsymmCpuFlags; set by the host, 0 from csymmTiling)
     int64_t workspaceSize;      // bytes of device workspace the Ascend C kernel needs (layout below)
 };
 

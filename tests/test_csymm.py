@@ -628,3 +628,61 @@ def test_large_residual(backend, dispatch, side, lower):
     assert_c64_close(res, reference(alpha, a, b, beta, c, side, lower), k,
                      error_scale(alpha, a, b, beta, c, side, lower))
     assert_ran(dispatch, backend)
+
+
+# ---------------------------------------------------------------- packing variants
+_PACK_CASES = [(m, n, side, lower, order)
+               for (m, n) in [(1, 1), (7, 5), (33, 17), (130, 70), (300, 200), (600, 40)]
+               for side in (0, 1) for lower in (0, 1) for order in ("F", "C")]
+
+
+def _pack_case_results(seed=11):
+    import ascend_linalg
+    rng = np.random.default_rng(seed)
+    out = []
+    for m, n, side, lower, order in _PACK_CASES:
+        a, b, c = operands(rng, m, n, side, order=order)
+        with ascend_linalg.use_backend("cpu"):
+            out.append(blas.csymm(0.7 - 1.3j, a, b, -0.4 + 0.9j, c, side=side, lower=lower))
+    return out
+
+
+def test_portable_packer_gives_the_same_bits(tmp_path):
+    """ASCEND_LINALG_CSYMM_PACK=scalar (the portable packer every x86-64 and
+    non-x86 build runs) and the default (AVX2 where the CPU has it) pack the
+    same elements: the products are bitwise equal, across sides, triangles,
+    layouts, tails and column strides past a 4 KB page."""
+    from _fake_npu import run_process
+    path = tmp_path / "scalar.npz"
+    p = run_process(f"""
+        import sys, numpy as np
+        sys.path.insert(0, {str(__import__('os').path.dirname(__file__))!r})
+        from test_csymm import _pack_case_results
+        np.savez({str(path)!r}, *_pack_case_results())
+        """, ASCEND_LINALG_CSYMM_PACK="scalar")
+    assert p.returncode == 0, p.stderr[-3000:]
+    scalar = np.load(path)
+    ours = _pack_case_results()
+    for i, case in enumerate(_PACK_CASES):
+        assert np.array_equal(scalar[f"arr_{i}"].view(np.uint64), ours[i].view(np.uint64)), case
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["left", "right"])
+def test_row_major_b_is_not_copied(side, rng):
+    """A C-ordered complex64 b reaches the CPU kernel as its transpose (a view,
+    alCsymmRowMajorB), not as a Fortran-ordered copy; the result is scipy's."""
+    import ascend_linalg
+    from ascend_linalg.linalg import _csymm
+    m, n = 37, 21
+    a, b, c = operands(rng, m, n, side, order="C")
+    *_, b_, b_row_major, _, _ = _csymm._prepare(1, a, b, 0, None, side, 0, 0, row_major_b_ok=True)
+    assert b_row_major and np.shares_memory(b_, b) and b_.shape == (n, m)
+    # Not for devices that do not take it (the NPU path keeps column-major b).
+    *_, b_, b_row_major, _, _ = _csymm._prepare(1, a, b, 0, None, side, 0, 0)
+    assert not b_row_major and b_.flags.f_contiguous
+    alpha, beta = 0.3 + 1.1j, -0.5 + 0.25j
+    with ascend_linalg.use_backend("cpu"):
+        res = blas.csymm(alpha, a, b, beta, c, side=side, lower=1)
+    assert_result_form(res, m, n)
+    assert_c64_close(res, reference(alpha, a, b, beta, c, side, 1), a.shape[0],
+                     error_scale(alpha, a, b, beta, c, side, 1))

@@ -18,11 +18,12 @@ def buf(n, fill=0.0):
 
 
 def call(null_handle=False, side=LEFT, uplo=UPPER, m=3, n=2, alpha=1.0, a="A", lda=3, b="B",
-         ldb=3, beta=0.0, c="C", ldc=3):
+         ldb=3, beta=0.0, c="C", ldc=3, row_major_b=False):
     a = buf(9, 1.0) if isinstance(a, str) else a
     b = buf(6, 1.0) if isinstance(b, str) else b
     c = buf(9) if isinstance(c, str) else c
-    return _core.csymm_raw(null_handle, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
+    return _core.csymm_raw(null_handle, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc,
+                           row_major_b=row_major_b)
 
 
 # (name, overrides); each later row also breaks everything its predecessors broke
@@ -83,6 +84,25 @@ def test_lda_rule_depends_on_side():
     # RIGHT: lda >= max(1, n) (n = 2), so lda = 2 < m = 3 is fine.
     assert call(side=RIGHT, lda=2, a=buf(4, 1.0)) == S["SUCCESS"]
     assert call(side=LEFT, lda=2) == S["INVALID_VALUE"]
+
+
+def test_row_major_b_ldb_rule_and_values():
+    # alCsymmRowMajorB: B(i, j) at B[i*ldb + j], ldb >= max(1, n) (n = 2), checked
+    # where alCsymm checks ldb >= m.
+    assert call(row_major_b=True, ldb=1, ldc=0) == S["INVALID_VALUE"]
+    assert "ldb must be >= max(1, n) = 2 (row-major B), got 1" in _core.last_error()
+    # m = 3, n = 2, A = ones (upper read): C = A @ B, B = [[1, 2], [3, 4], [5, 6]].
+    b = np.arange(1, 7, dtype=np.complex64)
+    c = buf(6)
+    assert call(row_major_b=True, ldb=2, b=b, c=c, ldc=3) == S["SUCCESS"]
+    want = np.ones((3, 3)) @ b.reshape(3, 2)
+    assert np.array_equal(c.reshape(2, 3).T, want.astype(np.complex64))
+    # Every row may be longer than n.
+    bpad = np.zeros(3 * 5, dtype=np.complex64)
+    bpad.reshape(3, 5)[:, :2] = b.reshape(3, 2)
+    c2 = buf(6)
+    assert call(row_major_b=True, ldb=5, b=bpad, c=c2, ldc=3, side=LEFT) == S["SUCCESS"]
+    assert np.array_equal(c2, c)
 
 
 def test_valid_call_succeeds_and_computes():

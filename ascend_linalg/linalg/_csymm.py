@@ -96,10 +96,19 @@ def _symmetric_operand(a, lower):
     return np.asarray(a, dtype=_C64, order="F"), lower
 
 
-def _general_operand(b):
-    if b.dtype == _C64 and _fortran_view(b, *b.shape):
-        return b
-    return np.asarray(b, dtype=_C64, order="F")
+def _general_operand(b, row_major_ok):
+    """``b`` as the kernel reads it, plus whether that is B's transpose.
+
+    A row-major complex64 ``b`` goes to devices that take it so
+    (``row_major_ok``: the CPU) as its transpose, a column-major view of the
+    same elements (alCsymmRowMajorB), instead of being copied into Fortran order.
+    """
+    if b.dtype == _C64:
+        if _fortran_view(b, *b.shape):
+            return b, False
+        if row_major_ok and _fortran_view(b.T, b.shape[1], b.shape[0]):
+            return b.T, True
+    return np.asarray(b, dtype=_C64, order="F"), False
 
 
 def _output(c, m, n, beta, overwrite_c):
@@ -143,7 +152,7 @@ def _dims(a, b, side):
     return m, n
 
 
-def _prepare(alpha, a, b, beta, c, side, lower, overwrite_c):
+def _prepare(alpha, a, b, beta, c, side, lower, overwrite_c, row_major_b_ok=False):
     side = _flag(side, "side", 0)
     lower = _flag(lower, "lower", 0)
     if side not in (0, 1):
@@ -160,15 +169,15 @@ def _prepare(alpha, a, b, beta, c, side, lower, overwrite_c):
     m, n = _dims(a, b, side)
     cout = _output(c, m, n, beta, overwrite_c)
     a, lower = _symmetric_operand(a, lower)
-    b = _general_operand(b)
+    b, b_row_major = _general_operand(b, row_major_b_ok)
     if cout is c:
         # Written in place: an operand sharing c's memory is read from a copy,
         # so the result is alpha*A*B + beta*C of the values passed in.
         if np.may_share_memory(cout, a):
             a = a.copy(order="F")
         if np.may_share_memory(cout, b):
-            b = b.copy(order="F")
-    return side, lower, alpha, a, b, beta, cout
+            b = b.copy(order="F")  # b (or B^T) keeps its meaning: a copy of the same matrix
+    return side, lower, alpha, a, b, b_row_major, beta, cout
 
 
 def _scipy(alpha, a, b, beta, c, side, lower, overwrite_c):
@@ -193,14 +202,17 @@ def csymm(alpha, a, b, beta=0, c=None, side=0, lower=0, overwrite_c=0):
     backend = route("csymm")
     if backend != "scipy":
         try:
-            side_, lower_, alpha_, a_, b_, beta_, cout = _prepare(
-                alpha, a, b, beta, c, side, lower, overwrite_c)
+            side_, lower_, alpha_, a_, b_, b_row_major, beta_, cout = _prepare(
+                alpha, a, b, beta, c, side, lower, overwrite_c, row_major_b_ok=backend == "cpu")
         except _Fallback as why:
             record("csymm", "scipy", str(why))
             return _scipy(alpha, a, b, beta, c, side, lower, overwrite_c)
         _core = _core_module()
         try:
-            _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout)
+            if b_row_major:  # b_ is B^T (a C-ordered b, uncopied)
+                _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout, b_row_major=True)
+            else:
+                _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout)
         except _core.HostError as exc:  # outputs are untouched when a call fails
             why = kernel_lacking(backend, exc)
             if why is None:

@@ -1,10 +1,11 @@
 // Standalone test + benchmark of csymm_kernel_packed_cpu against
 // csymm_kernel_ref_cpu (not part of the meson build). Build from the repo root:
 //   g++ -O3 -std=c++17 -I. -Ihost/include -c kernels/csymm/csymm_ukernel_avx2.cpp -mavx2 -mfma
+//   g++ -O3 -std=c++17 -I. -Ihost/include -c kernels/csymm/csymm_pack_avx2.cpp -mavx2 -mfma
 //   g++ -O3 -std=c++17 -I. -Ihost/include -c kernels/csymm/csymm_ukernel_avx512.cpp -mavx512f
 //   g++ -O3 -std=c++17 -I. -Ihost/include -DAL_CPU_DISPATCH=1 kernels/csymm/bench_csymm_kernel.cpp
 //       kernels/csymm/csymm_{kernel_packed,kernel_ref,pack,ukernel_baseline}.cpp
-//       csymm_ukernel_avx2.o csymm_ukernel_avx512.o host/csymm_tiling.cpp
+//       csymm_ukernel_avx2.o csymm_pack_avx2.o csymm_ukernel_avx512.o host/csymm_tiling.cpp
 //       host/runtime/cpu_device.cpp -lpthread -o bench_csymm
 // AVX-512 logic on a CPU without AVX-512: also compile the AVX-512 TU with
 //   -include immintrin.h -include kernels/csymm/bench_avx512_emu.h
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -54,9 +56,10 @@ struct Case {
     int side, uplo;
     int64_t m, n, padA, padB, padC;
     Cf alpha, beta;
+    bool bRowMajor = false;  // B(i, j) at B[i*ldb + j] (CSYMM_CPU_B_ROW_MAJOR)
 };
 
-int64_t gChecked = 0, gFailed = 0;
+int64_t gChecked = 0, gFailed = 0, gShared = 0;
 
 // Runs every block of `kernel` sequentially (block order must not matter).
 void runBlocks(void (*kernel)(uint32_t, uint32_t, void* const*, const void*), const CsymmTilingData& t,
@@ -71,27 +74,61 @@ void packedWithUk(uint32_t b, uint32_t nb, void* const* args, const void* t) {
 
 bool runCase(const Case& c, const al::CsymmPlatform& plat, const char* platName) {
     const int64_t ka = c.side == AL_SIDE_LEFT ? c.m : c.n;
-    const int64_t lda = ka + c.padA, ldb = c.m + c.padB, ldc = c.m + c.padC;
-    std::vector<Cf> A(lda * ka), B(ldb * c.n), C0(ldc * c.n);
+    const int64_t lda = ka + c.padA, ldc = c.m + c.padC;
+    // Column-major: ldb >= m, n columns; row-major: ldb >= n, m rows.
+    const int64_t ldb = (c.bRowMajor ? c.n : c.m) + c.padB, bLines = c.bRowMajor ? c.m : c.n;
+    const int64_t bLen = c.bRowMajor ? c.n : c.m;
+    std::vector<Cf> A(lda * ka), B(ldb * bLines), C0(ldc * c.n);
     const bool upper = c.uplo == AL_FILL_UPPER;
     for (int64_t j = 0; j < ka; ++j)
         for (int64_t i = 0; i < lda; ++i) {
             const bool stored = i < ka && (upper ? i <= j : i >= j);
             A[i + j * lda] = stored ? rnd() : Cf{kNaN, kNaN};  // unreferenced: NaN
         }
-    for (int64_t j = 0; j < c.n; ++j)
-        for (int64_t i = 0; i < ldb; ++i) B[i + j * ldb] = i < c.m ? rnd() : Cf{kNaN, kNaN};
+    for (int64_t l = 0; l < bLines; ++l)
+        for (int64_t i = 0; i < ldb; ++i) B[i + l * ldb] = i < bLen ? rnd() : Cf{kNaN, kNaN};
     const bool betaZero = c.beta.re == 0.0f && c.beta.im == 0.0f;
     for (int64_t j = 0; j < c.n; ++j)
         for (int64_t i = 0; i < ldc; ++i)
             C0[i + j * ldc] = (i >= c.m) ? Cf{-7.25f, 3.5f} : betaZero ? Cf{kNaN, kNaN} : rnd();
     CsymmTilingData t = al::csymmTiling(c.side, c.uplo, c.m, c.n, lda, ldb, ldc, c.alpha.re, c.alpha.im,
                                         c.beta.re, c.beta.im, plat);
+    if (c.bRowMajor) t.cpuFlags |= al::CSYMM_CPU_B_ROW_MAJOR;
     std::vector<Cf> Cref = C0, Cout = C0;
     void* argsRef[3] = {A.data(), B.data(), Cref.data()};
     void* argsOut[3] = {A.data(), B.data(), Cout.data()};
     runBlocks(al::csymm_kernel_ref_cpu, t, argsRef);
     runBlocks(packedWithUk, t, argsOut);
+    // Shared L (the host's CPU workspace): the same bits as private packing,
+    // whichever block claims a slot (blocks run forwards, backwards, and on
+    // the CPU device's threads).
+    if (const int64_t wsBytes = al::csymmPackedWorkspaceBytesFor(*gUk, t); wsBytes > 0) {
+        std::vector<char> wsMem(static_cast<size_t>(wsBytes) + 64);
+        void* ws = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(wsMem.data()) + 63) / 64 * 64);
+        CsymmTilingData ts = t;
+        ts.cpuFlags |= al::CSYMM_CPU_SHARED_PACK;
+        for (int order = 0; order < 3; ++order) {
+            std::vector<Cf> Cs = C0;
+            void* argsSh[4] = {A.data(), B.data(), Cs.data(), ws};
+            al::csymmPackedWorkspaceInitFor(*gUk, ws, ts);
+            if (order == 2) {
+                const al::KernelDesc kd{"csymm_packed_uk", packedWithUk};
+                al::cpuDevice().launch(kd, ts.usedCoreNum, argsSh, 4, &ts, sizeof ts);
+            } else {
+                for (int32_t i = 0; i < ts.usedCoreNum; ++i)
+                    packedWithUk(order == 0 ? i : ts.usedCoreNum - 1 - i, ts.usedCoreNum, argsSh, &ts);
+            }
+            if (std::memcmp(Cs.data(), Cout.data(), sizeof(Cf) * Cs.size()) != 0) {
+                ++gFailed;
+                if (gFailed <= 20)
+                    std::printf("FAIL %s %s side=%c uplo=%c m=%ld n=%ld: shared L (order %d) differs from private\n",
+                                gUk->name, platName, c.side == AL_SIDE_LEFT ? 'L' : 'R', upper ? 'U' : 'L',
+                                (long)c.m, (long)c.n, order);
+                return false;
+            }
+        }
+        ++gShared;
+    }
     const float atol = std::ldexp(1.0f, -16), rtol = std::ldexp(1.0f, -10);
     int64_t bad = 0;
     double worst = 0;
@@ -111,10 +148,10 @@ bool runCase(const Case& c, const al::CsymmPlatform& plat, const char* platName)
     if (bad) {
         ++gFailed;
         if (gFailed <= 20)
-            std::printf("FAIL %s %s side=%c uplo=%c m=%ld n=%ld pad=%ld/%ld/%ld alpha=(%g,%g) beta=(%g,%g): "
+            std::printf("FAIL %s %s side=%c uplo=%c m=%ld n=%ld pad=%ld/%ld/%ld%s alpha=(%g,%g) beta=(%g,%g): "
                         "%ld bad, max|d|=%g\n",
                         gUk->name, platName, c.side == AL_SIDE_LEFT ? 'L' : 'R', upper ? 'U' : 'L',
-                        (long)c.m, (long)c.n, (long)c.padA, (long)c.padB, (long)c.padC, c.alpha.re,
+                        (long)c.m, (long)c.n, (long)c.padA, (long)c.padB, (long)c.padC, c.bRowMajor ? " rowB" : "", c.alpha.re,
                         c.alpha.im, c.beta.re, c.beta.im, (long)bad, worst);
     }
     return bad == 0;
@@ -167,11 +204,32 @@ void testAll() {
                                 if (!small && a != b && !(a == 4 || b == 4)) continue;
                                 const int64_t pad = variant % 3 == 0 ? 0 : (variant % 3 == 1 ? 3 : 16);
                                 Case c{side, uplo, m, nn, pad, (pad + 1) % 17, (pad + 5) % 17,
-                                       scalars[a], scalars[b]};
+                                       scalars[a], scalars[b], variant % 4 == 1};
                                 const Plat& pl = plats[variant % 5];
                                 runCase(c, pl.p, pl.name);
                             }
                     }
+        // Shapes where the blocks' rows span several mc row blocks, so the
+        // shared-L workspace is used (column strips; tails in every dimension;
+        // K <= 300, within the tolerance above).
+        // {m, n, platform}: cpu2 (8 blocks) or cpu1 (4 blocks).
+        const int64_t sharedShapes[2][3][3] = {{{300, 1100, 1}, {290, 600, 0}, {263, 400, 0}},  // LEFT: K = m
+                                               {{520, 200, 0}, {777, 130, 0}, {600, 290, 0}}};  // RIGHT: K = n
+        for (int side : {AL_SIDE_LEFT, AL_SIDE_RIGHT})
+            for (int uplo : {AL_FILL_UPPER, AL_FILL_LOWER})
+                for (const auto& sh : sharedShapes[side == AL_SIDE_LEFT ? 0 : 1]) {
+                    ++variant;
+                    Case c{side, uplo, sh[0], sh[1], variant % 3, (variant + 1) % 5, variant % 2,
+                           scalars[4], scalars[variant % 5], variant % 2 == 0};
+                    const Plat& pl = plats[sh[2]];
+                    const int64_t sharedBefore = gShared;
+                    runCase(c, pl.p, pl.name);
+                    if (gShared == sharedBefore) {  // the shape no longer reaches the shared path
+                        ++gFailed;
+                        std::printf("FAIL %s: m=%ld n=%ld did not use the shared-L workspace\n", gUk->name,
+                                    (long)c.m, (long)c.n);
+                    }
+                }
         std::printf("%s: %ld cases, %ld failed\n", gUk->name, (long)(gChecked - checkedBefore),
                     (long)(gFailed - before));
     }
@@ -216,7 +274,8 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "all";
     if (mode == "test" || mode == "all") {
         testAll();
-        std::printf("correctness: %ld cases, %ld failed\n", (long)gChecked, (long)gFailed);
+        std::printf("correctness: %ld cases (%ld also with shared L), %ld failed\n", (long)gChecked, (long)gShared,
+                    (long)gFailed);
     }
     if (mode == "bench" || mode == "all") benchAll();
     return gFailed ? 1 : 0;

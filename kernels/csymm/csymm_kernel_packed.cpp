@@ -16,9 +16,22 @@
 //
 // Beta is applied on the first K block (the only one that may read C; with
 // beta == 0 C is only written); later K blocks accumulate with beta == 1.
+//
+// Shared L (tiling.cpuFlags has CSYMM_CPU_SHARED_PACK, CPU device): the blocks of a launch that
+// cover the same rows of C need the same packed L. The host then passes a
+// workspace (csymmPackedWorkspaceBytes, state zeroed) in which L is cut into
+// global blocks of mc rows x kc steps; each is packed once, by the first block
+// that needs it (a claim flag per slot), and read by the others. A block visits
+// its row blocks starting at an offset of its own, so blocks on the same rows
+// pack different slots at once instead of waiting; a block that meets a slot
+// another is packing does the others first and waits only at the end. Packing
+// writes the same bits whoever does it, so results stay bitwise deterministic.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "../../host/csymm_tiling.h"
 #include "ascend_linalg/al_types.h"
@@ -45,6 +58,39 @@ const CsymmUkernel kUkernels[] = {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Evened block size: the fewest blocks of at most `cap`, each a multiple of `unit`.
+int64_t evenBlock(int64_t extent, int64_t cap, int64_t unit) {
+    const int64_t blocks = ceilDiv(std::max<int64_t>(extent, 1), cap);
+    return std::min(cap, ceilDiv(ceilDiv(extent, blocks), unit) * unit);
+}
+
+// The shared-L workspace: a state word per (row block g, k step s), then one
+// slot of packed panels per (g, s), 64-byte aligned.
+struct SharedLayout {
+    int64_t mc, kc, rowBlocks, kSteps, slotFloats, stateBytes, bytes;
+};
+SharedLayout sharedLayout(const CsymmUkernel& uk, const CsymmTilingData& t) {
+    SharedLayout l{};
+    l.mc = evenBlock(t.m, uk.mc, uk.mr);
+    l.kc = evenBlock(t.k, uk.kc, 4);
+    l.rowBlocks = ceilDiv(t.m, l.mc);
+    l.kSteps = ceilDiv(t.k, l.kc);
+    l.slotFloats = ceilDiv(l.mc, uk.mr) * uk.mr * l.kc * 2;
+    l.stateBytes = ceilDiv(l.rowBlocks * l.kSteps * int64_t(sizeof(uint32_t)), 64) * 64;
+    l.bytes = l.stateBytes + l.rowBlocks * l.kSteps * l.slotFloats * int64_t(sizeof(float));
+    return l;
+}
+
+enum : uint32_t { kSlotFree = 0, kSlotPacking = 1, kSlotPacked = 2 };
+
+struct SharedL {
+    SharedLayout lay;
+    std::atomic<uint32_t>* state;
+    float* data;
+    std::atomic<uint32_t>& at(int64_t g, int64_t s) const { return state[g * lay.kSteps + s]; }
+    float* slot(int64_t g, int64_t s) const { return data + (g * lay.kSteps + s) * lay.slotFloats; }
+};
+
 // Per-thread packing buffers, grown on demand and kept across launches (the
 // pool's workers persist). 64-byte aligned for the micro-kernels' vector loads.
 struct PackBuffer {
@@ -69,6 +115,7 @@ struct Problem {
     CsymmOperand L, R;
     float* C;
     int64_t ldc, k;
+    int64_t m;            // rows of L (and C)
     CsymmEpilogue first;  // epilogue of the first K block
 };
 
@@ -118,17 +165,104 @@ void gemmRect(const CsymmUkernel& uk, const Problem& pb, const Rect& r, float* p
     }
 }
 
-// Evened block size: the fewest blocks of at most `cap`, each a multiple of `unit`.
-int64_t evenBlock(int64_t extent, int64_t cap, int64_t unit) {
-    const int64_t blocks = ceilDiv(std::max<int64_t>(extent, 1), cap);
-    return std::min(cap, ceilDiv(ceilDiv(extent, blocks), unit) * unit);
+
+// Software prefetch of `floats` floats into L2 (no-op where unsupported).
+inline void prefetchL2(const float* p, int64_t floats) {
+#if defined(__GNUC__)
+    for (int64_t f = 0; f < floats; f += 16) __builtin_prefetch(p + f, 0, 2);
+#else
+    (void)p;
+    (void)floats;
+#endif
 }
 
-void runRect(const CsymmUkernel& uk, const CsymmTilingData& t, const Problem& pb, const Rect& r) {
+// Micro-tiles of rows [ia, iz) (inside row block g, whose packed slot is `a`)
+// against the packed R panel: the jr/ir loops of gemmRect.
+// `cold`: the slot was packed by another block and may be in another core's
+// cache or L3; during the first column of micro-tiles each next A micro-panel
+// is then prefetched into L2 a micro-tile ahead (the micro-kernels' own
+// prefetch assumes L2, where a block's private packing leaves its panels).
+void microTiles(const CsymmUkernel& uk, const Problem& pb, const float* a, int64_t aRow0,
+                int64_t ia, int64_t iz, const float* packR, int64_t jc, int64_t ncur, int64_t kcur,
+                const CsymmEpilogue& ep, bool cold) {
+    const int32_t mr = uk.mr, nr = uk.nr;
+    const int64_t panelFloats = kcur * 2 * mr;
+    if (cold && ia < iz) prefetchL2(a + ((ia - aRow0) / mr) * panelFloats, panelFloats);
+    for (int64_t jr = 0; jr < ncur; jr += nr) {
+        const float* b = packR + (jr / nr) * kcur * 2 * nr;
+        const int32_t nv = static_cast<int32_t>(std::min<int64_t>(nr, ncur - jr));
+        for (int64_t i = ia; i < iz; i += mr) {
+            const int32_t mv = static_cast<int32_t>(std::min<int64_t>(mr, iz - i));
+            const float* ap = a + ((i - aRow0) / mr) * panelFloats;
+            if (cold && jr == 0 && i + mr < iz) prefetchL2(ap + panelFloats, panelFloats);
+            uk.fn(kcur, ap, b, pb.C + 2 * (i + (jc + jr) * pb.ldc), pb.ldc, mv, nv, ep);
+        }
+    }
+}
+
+// gemmRect with L from the shared workspace. `rot` of `rotOf` spreads the
+// starting row block of the blocks that share rows. r.i0 is a multiple of mr
+// (tiles are), so every micro-tile starts on a micro-panel of its slot.
+void gemmRectShared(const CsymmUkernel& uk, const Problem& pb, const Rect& r, const SharedL& sh,
+                    float* packR, int64_t nc, int64_t rot, int64_t rotOf) {
+    const int64_t mc = sh.lay.mc, kc = sh.lay.kc;
+    const int64_t g0 = r.i0 / mc, g1 = ceilDiv(r.i1, mc), nG = g1 - g0;
+    const int64_t start = rotOf > 0 ? (rot % rotOf) * nG / rotOf : 0;
+    thread_local std::vector<int64_t> waitFor;
+    for (int64_t jc = r.j0; jc < r.j1; jc += nc) {
+        const int64_t ncur = std::min(nc, r.j1 - jc);
+        for (int64_t s = 0; s * kc < pb.k; ++s) {
+            const int64_t pc = s * kc, kcur = std::min(kc, pb.k - pc);
+            CsymmEpilogue ep = pb.first;
+            if (pc > 0) ep.betaMode = CSYMM_UK_BETA_ONE;
+            csymmPackPanels(packR, pb.R, jc, ncur, pc, kcur, uk.nr);
+            auto run = [&](int64_t g, bool cold) {
+                microTiles(uk, pb, sh.slot(g, s), g * mc, std::max(r.i0, g * mc),
+                           std::min(r.i1, (g + 1) * mc), packR, jc, ncur, kcur, ep, cold);
+            };
+            waitFor.clear();
+            for (int64_t v = 0; v < nG; ++v) {
+                const int64_t g = g0 + (start + v) % nG;
+                std::atomic<uint32_t>& st = sh.at(g, s);
+                uint32_t seen = st.load(std::memory_order_acquire);
+                if (seen == kSlotFree &&
+                    st.compare_exchange_strong(seen, kSlotPacking, std::memory_order_acq_rel)) {
+                    csymmPackPanels(sh.slot(g, s), pb.L, g * mc, std::min(mc, pb.m - g * mc), pc,
+                                    kcur, uk.mr);
+                    st.store(kSlotPacked, std::memory_order_release);
+                    run(g, false);
+                } else if (seen == kSlotPacked) {
+                    run(g, true);
+                } else {
+                    waitFor.push_back(g);  // another block is packing it: come back
+                }
+            }
+            for (int64_t g : waitFor) {
+                std::atomic<uint32_t>& st = sh.at(g, s);
+                for (int spin = 0; st.load(std::memory_order_acquire) != kSlotPacked; ++spin)
+                    if (spin > 256) std::this_thread::yield();
+                run(g, true);
+            }
+        }
+    }
+}
+
+void runRect(const CsymmUkernel& uk, const CsymmTilingData& t, const Problem& pb, const Rect& r,
+             const SharedL* shared, int64_t rot, int64_t rotOf) {
     if (r.i0 >= r.i1 || r.j0 >= r.j1) return;
     if (t.alphaBetaMode == CSYMM_AB_ALPHA_ZERO) {
         scaleRect(t, pb.C, r);
         return;
+    }
+    if (shared) {
+        const int64_t nc = evenBlock(r.j1 - r.j0, uk.nc, uk.nr);
+        float* packR = tlsPackR.reserve(static_cast<size_t>(ceilDiv(nc, uk.nr) * uk.nr * shared->lay.kc * 2));
+        if (packR) {
+            gemmRectShared(uk, pb, r, *shared, packR, nc, rot, rotOf);
+            return;
+        }
+        // Out of memory: private packing below (its own fallback included). The
+        // shared slots this block does not claim are packed by the others.
     }
     const int64_t mc = evenBlock(r.i1 - r.i0, uk.mc, uk.mr);
     const int64_t nc = evenBlock(r.j1 - r.j0, uk.nc, uk.nr);
@@ -144,7 +278,63 @@ void runRect(const CsymmUkernel& uk, const CsymmTilingData& t, const Problem& pb
     gemmRect(uk, pb, r, packL, packR, mc, kc, nc);
 }
 
+// gm x gn split of the tile grid with the smallest largest rectangle; ties go
+// to more column groups (each block then packs less of R, and with shared L
+// nothing of L twice). false: numBlocks does not factor onto the grid.
+bool splitGrid(int64_t tilesM, int64_t tilesN, int64_t numBlocks, int64_t* gm, int64_t* gn) {
+    int64_t best = -1;
+    for (int64_t g = numBlocks; g >= 1; --g) {
+        if (numBlocks % g != 0 || g > tilesN || numBlocks / g > tilesM) continue;
+        const int64_t cost = ceilDiv(tilesM, numBlocks / g) * ceilDiv(tilesN, g);
+        if (best < 0 || cost < best) {
+            best = cost;
+            *gn = g;
+            *gm = numBlocks / g;
+        }
+    }
+    return best >= 0;
+}
+
+// Workspace header: the layout the host sized it for (the kernel checks it
+// against its own micro-kernel before using the workspace).
+struct SharedHeader {
+    int64_t magic, mr, mc, kc, m, k;
+};
+constexpr int64_t kSharedMagic = 0x4c53594d43ll;  // "CMYSL"
+constexpr int64_t kSharedHeaderBytes = 64;
+static_assert(sizeof(SharedHeader) <= kSharedHeaderBytes, "header fits its 64 bytes");
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "state words are plain words");
+
 }  // namespace
+
+int64_t csymmPackedWorkspaceBytes(const CsymmTilingData& t) {
+    return csymmPackedWorkspaceBytesFor(csymmUkernelSelect(), t);
+}
+
+void csymmPackedWorkspaceInit(void* ws, const CsymmTilingData& t) {
+    csymmPackedWorkspaceInitFor(csymmUkernelSelect(), ws, t);
+}
+
+int64_t csymmPackedWorkspaceBytesFor(const CsymmUkernel& uk, const CsymmTilingData& t) {
+    if (t.m <= 0 || t.n <= 0 || t.alphaBetaMode == CSYMM_AB_ALPHA_ZERO || t.usedCoreNum <= 1) return 0;
+    // Shared L pays where several blocks cover the same rows (gn > 1) and each
+    // block's rows span at least two row blocks, so that blocks starting at
+    // rotated row blocks pack different slots at once; with one row block per
+    // block (256 on two cores: 2 x 2) they would all wait for the same slot.
+    // Not for the tile-by-tile fallback split (no rotation there).
+    int64_t gm = 0, gn = 0;
+    if (!splitGrid(t.tilesM, t.tilesN, t.usedCoreNum, &gm, &gn) || gn <= 1) return 0;
+    const SharedLayout lay = sharedLayout(uk, t);
+    if (lay.rowBlocks < 2 * gm) return 0;
+    return kSharedHeaderBytes + lay.bytes;
+}
+
+void csymmPackedWorkspaceInitFor(const CsymmUkernel& uk, void* ws, const CsymmTilingData& t) {
+    const SharedLayout lay = sharedLayout(uk, t);
+    const SharedHeader h{kSharedMagic, uk.mr, lay.mc, lay.kc, t.m, t.k};
+    std::memcpy(ws, &h, sizeof h);
+    std::memset(static_cast<char*>(ws) + kSharedHeaderBytes, 0, static_cast<size_t>(lay.stateBytes));
+}
 
 const CsymmUkernel* csymmUkernelTable(int* count) {
     *count = static_cast<int>(sizeof(kUkernels) / sizeof(kUkernels[0]));
@@ -181,44 +371,54 @@ void csymmPackedRun(const CsymmUkernel& uk, uint32_t blockIdx, uint32_t numBlock
     pb.C = static_cast<float*>(args[2]);
     pb.ldc = t.ldc;
     pb.k = t.k;
+    pb.m = t.m;
     const CsymmOperand symA{A, 0, 0, t.lda,
                             t.uplo == AL_FILL_UPPER ? CSYMM_OPERAND_SYM_UPPER : CSYMM_OPERAND_SYM_LOWER};
+    // B(i, j) at B[i*bi + j*bj]: column-major, or row-major (CSYMM_CPU_B_ROW_MAJOR).
+    const bool bRowMajor = (t.cpuFlags & CSYMM_CPU_B_ROW_MAJOR) != 0;
+    const int64_t bi = bRowMajor ? t.ldb : 1, bj = bRowMajor ? 1 : t.ldb;
     if (t.side == AL_SIDE_LEFT) {
         pb.L = symA;
-        pb.R = CsymmOperand{B, t.ldb, 1, 0, CSYMM_OPERAND_GENERAL};  // X_R(j, p) = B(p, j)
+        pb.R = CsymmOperand{B, bj, bi, 0, CSYMM_OPERAND_GENERAL};  // X_R(j, p) = B(p, j)
     } else {
-        pb.L = CsymmOperand{B, 1, t.ldb, 0, CSYMM_OPERAND_GENERAL};  // X_L(i, p) = B(i, p)
-        pb.R = symA;                                                 // sym(A)^T == sym(A)
+        pb.L = CsymmOperand{B, bi, bj, 0, CSYMM_OPERAND_GENERAL};  // X_L(i, p) = B(i, p)
+        pb.R = symA;                                               // sym(A)^T == sym(A)
     }
     pb.first = CsymmEpilogue{t.alphaReal, t.alphaImag, t.betaReal, t.betaImag,
                              t.alphaBetaMode == CSYMM_AB_BETA_ZERO  ? CSYMM_UK_BETA_ZERO
                              : t.alphaBetaMode == CSYMM_AB_BETA_ONE ? CSYMM_UK_BETA_ONE
                                                                     : CSYMM_UK_BETA_GENERAL};
 
-    // gm x gn split of the tile grid with the smallest largest rectangle;
-    // ties go to more column groups (each block then packs less of B).
-    const int64_t tilesM = t.tilesM, tilesN = t.tilesN;
-    int64_t gm = 0, gn = 0, best = -1;
-    for (int64_t g = numBlocks; g >= 1; --g) {
-        if (numBlocks % g != 0 || g > tilesN || numBlocks / g > tilesM) continue;
-        const int64_t cost = ceilDiv(tilesM, numBlocks / g) * ceilDiv(tilesN, g);
-        if (best < 0 || cost < best) {
-            best = cost;
-            gn = g;
-            gm = numBlocks / g;
+    // Shared L: only with the host's workspace for this micro-kernel's layout
+    // (args[3] is read only when the tiling says it is this workspace).
+    SharedL shared{};
+    const SharedL* sh = nullptr;
+    if ((t.cpuFlags & CSYMM_CPU_SHARED_PACK) != 0 && args[3] != nullptr) {
+        SharedHeader h{};
+        std::memcpy(&h, args[3], sizeof h);
+        shared.lay = sharedLayout(uk, t);
+        if (h.magic == kSharedMagic && h.mr == uk.mr && h.mc == shared.lay.mc && h.kc == shared.lay.kc &&
+            h.m == t.m && h.k == t.k) {
+            char* ws = static_cast<char*>(args[3]) + kSharedHeaderBytes;
+            shared.state = reinterpret_cast<std::atomic<uint32_t>*>(ws);
+            shared.data = reinterpret_cast<float*>(ws + shared.lay.stateBytes);
+            sh = &shared;
         }
     }
-    if (best >= 0) {
+
+    const int64_t tilesM = t.tilesM, tilesN = t.tilesN;
+    int64_t gm = 0, gn = 0;
+    if (splitGrid(tilesM, tilesN, numBlocks, &gm, &gn)) {
         const int64_t bi = blockIdx / gn, bj = blockIdx % gn;
         const Rect r{tilesM * bi / gm * t.blockM, std::min<int64_t>(tilesM * (bi + 1) / gm * t.blockM, t.m),
                      tilesN * bj / gn * t.blockN, std::min<int64_t>(tilesN * (bj + 1) / gn * t.blockN, t.n)};
-        runRect(uk, t, pb, r);
+        runRect(uk, t, pb, r, sh, bj, gn);
         return;
     }
     for (int64_t tile = blockIdx; tile < tilesM * tilesN; tile += numBlocks) {
         const int64_t i0 = (tile / tilesN) * t.blockM, j0 = (tile % tilesN) * t.blockN;
         runRect(uk, t, pb, Rect{i0, std::min<int64_t>(i0 + t.blockM, t.m), j0,
-                                std::min<int64_t>(j0 + t.blockN, t.n)});
+                                std::min<int64_t>(j0 + t.blockN, t.n)}, sh, 0, 0);
     }
 }
 

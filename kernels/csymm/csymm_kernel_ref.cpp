@@ -28,6 +28,9 @@ void csymm_kernel_ref_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* ar
     Cf* C = static_cast<Cf*>(args[2]);
     const bool left = t.side == AL_SIDE_LEFT;
     const bool upper = t.uplo == AL_FILL_UPPER;
+    // B(i, j) at B[i*bi + j*bj]: column-major, or row-major (CSYMM_CPU_B_ROW_MAJOR).
+    const bool bRowMajor = (t.cpuFlags & CSYMM_CPU_B_ROW_MAJOR) != 0;
+    const int64_t bi = bRowMajor ? t.ldb : 1, bj = bRowMajor ? 1 : t.ldb;
     const int64_t tiles = static_cast<int64_t>(t.tilesM) * t.tilesN;
     for (int64_t tile = blockIdx; tile < tiles; tile += numBlocks) {
         const int64_t i0 = (tile / t.tilesN) * t.blockM;
@@ -40,7 +43,7 @@ void csymm_kernel_ref_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* ar
                 if (t.alphaBetaMode != CSYMM_AB_ALPHA_ZERO) {
                     for (int64_t k = 0; k < t.k; ++k) {
                         Cf a = left ? symAt(A, t.lda, upper, i, k) : symAt(A, t.lda, upper, k, j);
-                        Cf b = left ? B[k + j * t.ldb] : B[i + k * t.ldb];
+                        Cf b = left ? B[k * bi + j * bj] : B[i * bi + k * bj];
                         pr += a.re * b.re - a.im * b.im;
                         pi += a.re * b.im + a.im * b.re;
                     }

@@ -3,9 +3,24 @@
 // small fraction of the O(m*n*k) product.
 #include "csymm_pack.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace al {
+
+bool csymmPackVectorised() {
+    static const bool on = [] {
+#if defined(AL_CPU_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
+        const char* env = std::getenv("ASCEND_LINALG_CSYMM_PACK");
+        if (env && std::strcmp(env, "scalar") == 0) return false;
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+#else
+        return false;
+#endif
+    }();
+    return on;
+}
 
 namespace {
 
@@ -59,6 +74,9 @@ void packRectT(float* panel, int32_t w, const float* base, int64_t rs, int64_t c
 void packRect(float* panel, int32_t w, const float* base, int64_t rs, int64_t cs, int64_t rb,
               int32_t rv, int64_t pa, int64_t pb, int64_t p0) {
     if (pa >= pb) return;
+#if defined(AL_CPU_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
+    if (csymmPackVectorised() && csymmPackRectAvx2(panel, w, base, rs, cs, rb, rv, pa, pb, p0)) return;
+#endif
     if (rv == w) {
         switch (w) {
             case 4: return packRectT<4>(panel, w, base, rs, cs, rb, rv, pa, pb, p0);
@@ -93,8 +111,12 @@ void csymmPackPanels(float* dst, const CsymmOperand& X, int64_t r0, int64_t rows
                      int64_t kc, int32_t w) {
     const int64_t panels = (rows + w - 1) / w;
     const int64_t pEnd = p0 + kc;
+    const int64_t panelStride = kc * 2 * w;
+    const bool general = X.kind == CSYMM_OPERAND_GENERAL;
+    const bool upper = X.kind == CSYMM_OPERAND_SYM_UPPER;
+    // Per panel: padding, and every part not read along unit-stride rows.
     for (int64_t q = 0; q < panels; ++q) {
-        float* panel = dst + q * kc * 2 * w;
+        float* panel = dst + q * panelStride;
         const int64_t rb = r0 + q * w;
         const int32_t rv = static_cast<int32_t>(rows - q * w < w ? rows - q * w : w);
         if (rv < w) {  // zero padding rows, so the micro-kernel needs no row mask
@@ -103,27 +125,41 @@ void csymmPackPanels(float* dst, const CsymmOperand& X, int64_t r0, int64_t rows
                 std::memset(panel + p * 2 * w + w + rv, 0, sizeof(float) * (w - rv));
             }
         }
-        if (X.kind == CSYMM_OPERAND_GENERAL) {
-            packRect(panel, w, X.base, X.rs, X.cs, rb, rv, p0, pEnd, p0);
+        if (general) {
+            if (X.rs != 1) packRect(panel, w, X.base, X.rs, X.cs, rb, rv, p0, pEnd, p0);
             continue;
         }
         // Rows rb..rb+rv-1 meet the diagonal only for p in [rb, rb+rv). Below
         // that band every element is on one side of the diagonal, above it on
         // the other: upper stores r <= p (base[r + p*ld]), lower stores r >= p.
-        const bool upper = X.kind == CSYMM_OPERAND_SYM_UPPER;
+        // The stored side (unit-stride rows) is left to the pass below.
         const int64_t bandLo = rb < p0 ? p0 : (rb > pEnd ? pEnd : rb);
         const int64_t bandHi = rb + rv < p0 ? p0 : (rb + rv > pEnd ? pEnd : rb + rv);
-        // p < band: r > p for every row. Upper mirrors (base[p + r*ld]); lower stores.
-        if (upper)
-            packRect(panel, w, X.base, X.ld, 1, rb, rv, p0, bandLo, p0);
-        else
-            packRect(panel, w, X.base, 1, X.ld, rb, rv, p0, bandLo, p0);
+        // p < band: r > p for every row. Upper mirrors (base[p + r*ld]).
+        if (upper) packRect(panel, w, X.base, X.ld, 1, rb, rv, p0, bandLo, p0);
         packSymBand(panel, w, X.base, X.ld, upper, rb, rv, bandLo, bandHi, p0);
-        // p >= band: r < p for every row. Upper stores (base[r + p*ld]); lower mirrors.
-        if (upper)
-            packRect(panel, w, X.base, 1, X.ld, rb, rv, bandHi, pEnd, p0);
-        else
-            packRect(panel, w, X.base, X.ld, 1, rb, rv, bandHi, pEnd, p0);
+        // p >= band: r < p for every row. Lower mirrors (base[r*ld + p]).
+        if (!upper) packRect(panel, w, X.base, X.ld, 1, rb, rv, bandHi, pEnd, p0);
+    }
+    // Unit-stride rows (stored side of SYM, GENERAL with rs == 1), a few
+    // steps at a time across all panels: each step's source column is then
+    // read as one forward run over the panels (a handful of streams the
+    // hardware prefetcher follows, a handful of pages), where panel by panel
+    // every step would open its own stream and, past a 4 KB column stride,
+    // its own page. The panel writes stay runs of kStepChunk steps.
+    if (general && X.rs != 1) return;
+    constexpr int64_t kStepChunk = 8;
+    const int64_t cs = general ? X.cs : X.ld;
+    for (int64_t pa = p0; pa < pEnd; pa += kStepChunk) {
+        const int64_t pz = pa + kStepChunk < pEnd ? pa + kStepChunk : pEnd;
+        for (int64_t q = 0; q < panels; ++q) {
+            const int64_t rb = r0 + q * w;
+            const int32_t rv = static_cast<int32_t>(rows - q * w < w ? rows - q * w : w);
+            int64_t lo = pa, hi = pz;
+            if (upper) lo = lo > rb + rv ? lo : rb + rv;  // stored: p >= rb + rv
+            else if (!general) hi = hi < rb ? hi : rb;    // stored: p < rb
+            packRect(dst + q * panelStride, w, X.base, 1, cs, rb, rv, lo, hi, p0);
+        }
     }
 }
 

@@ -33,6 +33,20 @@ struct CsymmOperand {
 void csymmPackPanels(float* dst, const CsymmOperand& X, int64_t r0, int64_t rows,
                      int64_t p0, int64_t kc, int32_t w);
 
+// The strided-rectangle step of csymmPackPanels, vectorised for AVX2
+// (csymm_pack_avx2.cpp, compiled with -mavx2 where the build has AL_CPU_DISPATCH;
+// called only when __builtin_cpu_supports("avx2")). For r < rv (rv <= w) and
+// p in [pa, pb): panel[(p-p0)*2w + r] = re X(rb+r, p), panel[... + w + r] = im,
+// with X(rb+r, p) = base[(rb+r)*rs + p*cs] (complex elements). Handles rs == 1
+// or cs == 1 and returns true; any other stride: returns false, writes nothing.
+bool csymmPackRectAvx2(float* panel, int32_t w, const float* base, int64_t rs, int64_t cs,
+                       int64_t rb, int32_t rv, int64_t pa, int64_t pb, int64_t p0);
+
+// Whether csymmPackPanels uses the AVX2 step in this process (decided once).
+// ASCEND_LINALG_CSYMM_PACK=scalar in the environment forces the portable packer (tests
+// compare the two).
+bool csymmPackVectorised();
+
 }  // namespace al
 
 #endif

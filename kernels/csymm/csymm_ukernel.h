@@ -21,6 +21,8 @@
 
 namespace al {
 
+struct CsymmTilingData;
+
 enum CsymmUkBeta : int32_t {
     CSYMM_UK_BETA_ZERO = 0,
     CSYMM_UK_BETA_ONE = 1,
@@ -64,6 +66,10 @@ const CsymmUkernel& csymmUkernelSelect();
 // run every supported variant through the same blocked loops).
 void csymmPackedRun(const CsymmUkernel& uk, uint32_t blockIdx, uint32_t numBlocks,
                     void* const* args, const void* tiling);
+// csymmPackedWorkspaceBytes / csymmPackedWorkspaceInit (csymm_kernel.h) for a
+// run with an explicit micro-kernel (the layout depends on its mr, mc, kc).
+int64_t csymmPackedWorkspaceBytesFor(const CsymmUkernel& uk, const CsymmTilingData& t);
+void csymmPackedWorkspaceInitFor(const CsymmUkernel& uk, void* ws, const CsymmTilingData& t);
 
 // Scalar epilogue for an accumulator tile held in memory (accRe/accIm column
 // j at [j*ldAcc]); used by every variant for partial tiles. `static` so that

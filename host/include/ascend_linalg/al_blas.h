@@ -21,6 +21,15 @@ alStatus_t alCsymm(alHandle_t handle, alSideMode_t side, alFillMode_t uplo,
                    const alComplex* A, int64_t lda, const alComplex* B, int64_t ldb,
                    const alComplex* beta, alComplex* C, int64_t ldc);
 
+// Extension: alCsymm with B row-major, B(i, j) at B[i*ldb + j] (ldb >= max(1, n);
+// validated in the same order, ldb against n). Lets a row-major (C-ordered) B be
+// used where it lies. Devices that do not share host memory (the NPU) return
+// AL_STATUS_NOT_SUPPORTED after validation and the quick returns.
+alStatus_t alCsymmRowMajorB(alHandle_t handle, alSideMode_t side, alFillMode_t uplo,
+                            int64_t m, int64_t n, const alComplex* alpha,
+                            const alComplex* A, int64_t lda, const alComplex* B, int64_t ldb,
+                            const alComplex* beta, alComplex* C, int64_t ldc);
+
 #ifdef __cplusplus
 }
 #endif
