@@ -200,17 +200,23 @@ def _core_module():
 
 def _prepare_common(alpha, a, b, beta, c, side, lower, overwrite_c):
     """_prepare for the most common call, or None: complex64 Fortran-ordered
-    ndarrays a and b, no c, plain int flags and Python number scalars. Same
+    ndarrays a and b, no c or a 2-D ndarray c, plain int flags and Python
+    number scalars. Same
     results and errors as _prepare, without its general conversions, which
     cost more than a small product."""
-    if (c is None and type(a) is np.ndarray and type(b) is np.ndarray and type(side) is int
-            and type(lower) is int and type(overwrite_c) is int and type(alpha) in _FAST_SCALARS
-            and type(beta) in _FAST_SCALARS and a.dtype == _C64 and b.dtype == _C64 and a.ndim == 2
-            and b.ndim == 2 and a.flags.f_contiguous and b.flags.f_contiguous
-            and (side == 0 or side == 1) and (lower == 0 or lower == 1)):
+    if ((c is None or (type(c) is np.ndarray and c.ndim == 2 and c.size > 0)) and type(a) is np.ndarray
+            and type(b) is np.ndarray and type(side) is int and type(lower) is int and type(overwrite_c) is int
+            and type(alpha) in _FAST_SCALARS and type(beta) in _FAST_SCALARS and a.dtype == _C64
+            and b.dtype == _C64 and a.ndim == 2 and b.ndim == 2 and a.flags.f_contiguous
+            and b.flags.f_contiguous and (side == 0 or side == 1) and (lower == 0 or lower == 1)):
         m, n = _dims(a, b, side)
         beta = complex(beta)
-        cout = (np.empty if beta == 0 else np.zeros)((m, n), dtype=_C64, order="F")
+        cout = _output(c, m, n, beta, overwrite_c)
+        if cout is c:  # written in place: operands sharing its memory are read from copies
+            if np.may_share_memory(cout, a):
+                a = a.copy(order="F")
+            if np.may_share_memory(cout, b):
+                b = b.copy(order="F")
         return side, lower, complex(alpha), a, b, False, beta, cout
     return None
 
