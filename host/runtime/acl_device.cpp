@@ -10,10 +10,10 @@
 #include "acl_device.h"
 
 #include "acl_abi.h"
+#include "acl_locate.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -148,62 +148,6 @@ std::string aclErr(const char* call, aclError code) {
     const char* meaning = aclErrorMeaning(code);
     if (*meaning) s += std::string(" (") + meaning + ")";
     return s;
-}
-
-bool isFile(const std::string& p) {
-    struct stat st;
-    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// Kernel directory per SoC family: arch35 (950, dav-3510), arch22 (910B/910_93, dav-2201).
-std::string socArch(const std::string& soc) {
-    if (soc.rfind("Ascend950", 0) == 0) return "arch35";
-    if (soc.rfind("Ascend910B", 0) == 0 || soc.rfind("Ascend910_93", 0) == 0) return "arch22";
-    return "unknown-" + soc;
-}
-
-}  // namespace
-
-bool ascendcKernelComputes(const std::string& arch, const std::string& kernel, int32_t valueType) {
-    if (valueType < 0) return true;
-    // kernels/spmv/arch22/spmv_kernel.cpp: float32 values, x and y only.
-    if (arch == "arch22" && kernel.rfind("spmv", 0) == 0) return valueType == AL_R_32F;
-    // kernels/csymm/arch35/csymm_kernel.cpp: complex64 (csymm has no other type).
-    if (kernel.rfind("csymm", 0) == 0) return valueType == AL_C_32F;
-    return true;  // a kernel the table does not restrict: the binary lookup decides
-}
-
-namespace {
-
-// Directory of the shared object holding this code (the _core extension).
-std::string selfDir() {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&socArch), &info) && info.dli_fname) {
-        std::string f = info.dli_fname;
-        auto slash = f.rfind('/');
-        if (slash != std::string::npos) return f.substr(0, slash);
-    }
-    return ".";
-}
-
-// $ASCEND_LINALG_KERNEL_BIN, else the installed binary next to _core, else the
-// one a meson build tree holds (kernels/ascendc/<arch>/, editable installs).
-std::string kernelBinaryPath(const std::string& soc) {
-    if (const char* p = std::getenv("ASCEND_LINALG_KERNEL_BIN"); p && *p) return p;
-    const std::string installed = selfDir() + "/kernels/" + socArch(soc) + "/ascend_linalg_kernels.o";
-    const std::string buildTree = selfDir() + "/../kernels/ascendc/" + socArch(soc) + "/ascend_linalg_kernels.o";
-    return !isFile(installed) && isFile(buildTree) ? buildTree : installed;
-}
-
-std::vector<std::string> candidatePaths() {
-    std::vector<std::string> out;
-    if (const char* p = std::getenv("ASCEND_LINALG_ACL_LIB"); p && *p) out.emplace_back(p);
-    for (const char* var : {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"}) {
-        if (const char* p = std::getenv(var); p && *p) out.push_back(std::string(p) + "/lib64/libascendcl.so");
-    }
-    out.emplace_back("/usr/local/Ascend/cann/lib64/libascendcl.so");
-    out.emplace_back("/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendcl.so");
-    return out;
 }
 
 AclDiscovery discover() {
@@ -351,10 +295,9 @@ public:
     alStatus_t supports(const KernelDesc& kernel, int32_t valueType) override {
         Use u;
         if (!u) return shutDown();
-        alStatus_t st = bindThread();
-        if (st != AL_STATUS_SUCCESS) return st;
         aclrtFuncHandle fn = nullptr;
-        if ((st = function(kernel.name, &fn)) != AL_STATUS_SUCCESS) return st;
+        alStatus_t st = boundFunction(kernel.name, &fn);
+        if (st != AL_STATUS_SUCCESS) return st;
         if (!disc_.runtimeRunsCpuKernels && !ascendcKernelComputes(socArch(disc_.socName), kernel.name, valueType)) {
             setLastError(std::string("the ") + socArch(disc_.socName) + " Ascend C build of " + kernel.name +
                          " does not compute value type " + std::to_string(valueType) + " (" + disc_.kernelBinary +
@@ -368,10 +311,9 @@ public:
                       const void* tiling, size_t tilingBytes) override {
         Use u;
         if (!u) return shutDown();
-        alStatus_t st = bindThread();
-        if (st != AL_STATUS_SUCCESS) return st;
         aclrtFuncHandle fn = nullptr;
-        if ((st = function(kernel.name, &fn)) != AL_STATUS_SUCCESS) return st;
+        alStatus_t st = boundFunction(kernel.name, &fn);
+        if (st != AL_STATUS_SUCCESS) return st;
         // The tiling struct travels as the last GM_ADDR argument.
         void* devTiling = nullptr;
         if ((st = mallocImpl(&devTiling, tilingBytes ? tilingBytes : 1)) != AL_STATUS_SUCCESS) return st;
@@ -481,6 +423,12 @@ private:
         return AL_STATUS_SUCCESS;
     }
 
+    // This thread bound to the device, then function(name).
+    alStatus_t boundFunction(const char* name, aclrtFuncHandle* fn) {
+        alStatus_t st = bindThread();
+        return st != AL_STATUS_SUCCESS ? st : function(name, fn);
+    }
+
     // Loads the kernel binary on first use and caches one handle per kernel name.
     alStatus_t function(const char* name, aclrtFuncHandle* fn) {
         std::lock_guard<std::mutex> g(binMu_);
@@ -519,20 +467,6 @@ private:
 };
 
 }  // namespace
-
-const char* aclErrorMeaning(int code) {
-    switch (code) {
-        case 100000: return "ACL_ERROR_INVALID_PARAM: an argument the runtime rejected";
-        case 100002: return "ACL_ERROR_REPEAT_INITIALIZE: already initialised";
-        case 107001: return "invalid device id";
-        case 207001: return "device memory allocation failed (out of device memory?)";
-        case 207004: return "no device: driver not loaded, or /dev/davinci* not passed into the container";
-        case 507008: return "SoC version error, often inside containers (driver/toolkit cannot identify the chip)";
-        case 507033: return "device setup error: driver, toolkit and OPP versions do not match";
-        case 507899: return "driver internal error";
-        default: return "";
-    }
-}
 
 const AclDiscovery& discoverAcl() {
     static std::once_flag once;

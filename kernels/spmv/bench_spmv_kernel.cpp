@@ -5,7 +5,7 @@
 //       kernels/spmv/bench_spmv_kernel.cpp kernels/spmv/spmv_kernel_ref.cpp
 //       kernels/spmv/spmv_kernel_merge.cpp kernels/spmv/spmvt_kernel_merge.cpp
 //       host/spmv_tiling.cpp host/spmv_host.cpp host/context.cpp
-//       host/runtime/cpu_device.cpp host/runtime/acl_device.cpp host/fingerprint.cpp /tmp/spmv_avx2.o /tmp/spmvt_avx2.o -ldl -lpthread
+//       host/runtime/cpu_device.cpp host/runtime/acl_device.cpp host/runtime/acl_locate.cpp host/fingerprint.cpp /tmp/spmv_avx2.o /tmp/spmvt_avx2.o -ldl -lpthread
 //   (baseline only: drop -DAL_CPU_DISPATCH=1 and the .o; -fsanitize=address,undefined works too)
 //   /tmp/bench_spmv [check|bench|all]
 // check: every kernel variant vs the reference kernels on edge-case matrices, all
