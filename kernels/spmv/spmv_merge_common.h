@@ -227,6 +227,47 @@ inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x
     return acc;
 }
 
+// shortDot for len <= kUnroll nonzeros ending at e, unrolled: one indirect
+// jump into a fall-through chain instead of a counted loop with its counter
+// and exit branch per row. The terms are still added in nonzero order from
+// +0, as shortDot does. Must be inlined (always_inline): an outlined call per
+// row doubled the row loop's instructions (callgrind, 300^2 Poisson).
+constexpr int64_t kUnroll = 16;
+template <bool Unit, class T, class I>
+__attribute__((always_inline)) inline T unrolledDot(const T* val, const I* idx, int64_t e, int64_t len, const T* x, int64_t xs) {
+    T acc{};
+#define AL_SPMV_TERM(j)                                                                                  \
+    case j: {                                                                                            \
+        T p = mul(val[e - j], x[static_cast<int64_t>(static_cast<UIndex<I>>(idx[e - j])) * (Unit ? 1 : xs)]); \
+        keepScalar(p);                                                                                   \
+        acc = add(acc, p);                                                                               \
+        keepScalar(acc);                                                                                 \
+    }                                                                                                    \
+        [[fallthrough]];
+    switch (len) {
+        AL_SPMV_TERM(16) AL_SPMV_TERM(15) AL_SPMV_TERM(14) AL_SPMV_TERM(13)
+        AL_SPMV_TERM(12) AL_SPMV_TERM(11) AL_SPMV_TERM(10) AL_SPMV_TERM(9)
+        AL_SPMV_TERM(8) AL_SPMV_TERM(7) AL_SPMV_TERM(6) AL_SPMV_TERM(5)
+        AL_SPMV_TERM(4) AL_SPMV_TERM(3) AL_SPMV_TERM(2) AL_SPMV_TERM(1)
+        default: break;  // 0 (the caller passes 0 <= len <= kUnroll)
+    }
+#undef AL_SPMV_TERM
+    return acc;
+}
+
+// Software prefetch of the values and indices this many bytes ahead of the
+// row being worked on (both kernels, once per row). The hardware prefetcher
+// alone left one core well short of the bandwidth on these streams; on the
+// 2000^2 Poisson and banded matrices, 2 threads, it moved ours/scipy from
+// 1.0-1.3 to 1.2-1.6 (docs/performance.md). Prefetching x as well (the
+// Prefetch path of scattered matrices) cost more than it gave on these. The
+// address is formed in integer arithmetic: it may lie past the array end,
+// which a prefetch never faults on.
+constexpr uintptr_t kStreamAhead = 8192;
+template <class V> inline void prefetchAhead(const V* p) {
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kStreamAhead));
+}
+
 // Full rows [ra, rb) of a block whose nonzeros lie in [kLo, kHi], nvec == 1,
 // with the epilogue into y[r * ys] (A1: alpha is one, the sum is used as is,
 // exactly what scale() would do). Dot is the checked functor (val, idx, ka,
@@ -254,8 +295,14 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
             if (Prefetch)
                 for (const int64_t pe = std::min(n + kPrefetch, kHi); pf < pe; ++pf)
                     __builtin_prefetch(x + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)) * xs);
+            prefetchAhead(val + n);
+            prefetchAhead(idx + n);
             T acc;
-            if (n - a >= kLongRow) {  // checks as it goes
+            const int64_t len = n - a;  // >= 0: the chunk's indptr is non-decreasing
+            if (__builtin_expect(len <= kUnroll, 1)) {
+                if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
+                acc = unrolledDot<Unit>(val, idx, n, len, x, xs);
+            } else if (len >= kLongRow) {  // checks as it goes
                 acc = dot(val, idx, a, n, x, xs, cols, &bad);
                 chk = std::max(chk, n);
             } else {

@@ -116,6 +116,8 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
         if (Prefetch)
             for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
                 __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
+        prefetchAhead(val + kb);
+        prefetchAhead(idx + kb);
         const T xr = x[r * xs];
         while (kb > chk) {
             scatterRow(val, idx, ka, chk, xr, part);
