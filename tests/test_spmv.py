@@ -370,6 +370,39 @@ def test_short_rows_give_scipys_bits(rng, dtype):
     np.testing.assert_array_equal(y, S @ x)
 
 
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("layout", ["banded", "scattered"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
+    # Blocks of 2^16 nonzeros or more take the row loops' prefetching paths
+    # (value/index streams; for scattered columns x or the partial as well),
+    # which smaller matrices never reach: same sums, same checks there.
+    n, k = 120_000, 8
+    if layout == "banded":
+        cols = np.clip(np.arange(n)[:, None] + np.arange(-3, 5), 0, n - 1)
+    else:
+        cols = np.sort(rng.integers(0, n, (n, k)), axis=1)
+    S = sp.csr_matrix((rng.standard_normal(n * k), cols.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    A = asp.csr_matrix(S)
+    if index_dtype == "int64":
+        A.indices = A.indices.astype(np.int64)
+        A.indptr = A.indptr.astype(np.int64)
+    x = rng.standard_normal(n)
+    old = ascend_linalg.get_num_threads()
+    ascend_linalg.set_num_threads(threads)
+    try:
+        with ascend_linalg.use_backend("cpu"):
+            np.testing.assert_array_equal(A @ x, S @ x)  # rows of 8: scipy's order and bits
+            np.testing.assert_allclose(A.T @ x, S.T @ x, rtol=1e-12, atol=1e-12)
+            A.indices[A.nnz // 2] = n
+            with pytest.raises(ValueError, match="malformed"):
+                A @ x
+            with pytest.raises(ValueError, match="malformed"):
+                A.T @ x
+    finally:
+        ascend_linalg.set_num_threads(old)
+
+
 # ---------------------------------------------------------------- class preservation
 CHAINS = {
     "T": lambda A: A.T,

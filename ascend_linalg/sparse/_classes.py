@@ -10,6 +10,7 @@ every way scipy offers to change a matrix in place reports the change to
 """
 import functools
 
+import numpy as np
 import scipy.sparse as _sp
 
 from . import _residency
@@ -42,6 +43,14 @@ def _reporting(name):
 
 class _Routed:
     _transposed_storage = False
+
+    def __matmul__(self, other):
+        # What scipy's __matmul__ ends in for an ndarray of shape (N,) (the
+        # fast path at the top of _matmul_dispatch), without the isscalarlike
+        # test before it, which costs about a microsecond per call.
+        if other.__class__ is np.ndarray and other.ndim == 1 and other.shape[0] == self._shape_as_2d[1]:
+            return self._matmul_vector(other)
+        return super().__matmul__(other)
 
     def _matmul_vector(self, other):
         y = matvec(self, other, self._transposed_storage)

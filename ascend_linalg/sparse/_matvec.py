@@ -34,6 +34,8 @@ def _index_arrays(indptr, indices):
 def _operand(x, dtype):
     if x.dtype != dtype:
         return x.astype(dtype)
+    if x.flags.c_contiguous:
+        return x
     item = dtype.itemsize
     if any(s < 0 or s % item for s in x.strides):
         return np.ascontiguousarray(x)
@@ -78,7 +80,9 @@ def matvec(A, other, transposed):
     if backend == "scipy":
         record(op, "scipy")
         return None
-    dtype = np.dtype(upcast_char(A.dtype.char, other.dtype.char))
+    dtype = A.dtype
+    if other.dtype != dtype or dtype not in _KERNEL_DTYPES:  # the same kernel dtype: upcast is itself
+        dtype = np.dtype(upcast_char(dtype.char, other.dtype.char))
     if dtype not in _KERNEL_DTYPES:
         record(op, "scipy", f"no {backend} kernel for result dtype {dtype}")
         return None

@@ -257,15 +257,29 @@ __attribute__((always_inline)) inline T unrolledDot(const T* val, const I* idx, 
 
 // Software prefetch of the values and indices this many bytes ahead of the
 // row being worked on (both kernels, once per row). The hardware prefetcher
-// alone left one core well short of the bandwidth on these streams; on the
-// 2000^2 Poisson and banded matrices, 2 threads, it moved ours/scipy from
-// 1.0-1.3 to 1.2-1.6 (docs/performance.md). Prefetching x as well (the
-// Prefetch path of scattered matrices) cost more than it gave on these. The
-// address is formed in integer arithmetic: it may lie past the array end,
-// which a prefetch never faults on.
+// alone left one core well short of the bandwidth on these streams: on the
+// 2000^2 Poisson and banded matrices, 2 threads, paired runs against scipy
+// went from 1.0-1.3x to 1.2-1.6x with it. Prefetching x as well (what
+// scattered matrices get) cost more than it gave on those. The address is
+// formed in integer arithmetic: it may lie past the array end, which a
+// prefetch never faults on.
+// Blocks of fewer nonzeros skip it: their arrays are mostly in cache (a
+// solver calls the product again and again on one matrix), where the two
+// prefetches per row only take load slots (62k-nonzero Poisson matrix, one
+// block, C++ harness: 0.77x of scipy's loop with them, 0.85x without).
 constexpr uintptr_t kStreamAhead = 8192;
+constexpr int64_t kStreamMinNnz = int64_t(1) << 16;
 template <class V> inline void prefetchAhead(const V* p) {
     __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kStreamAhead));
+}
+// What a row loop prefetches (a template argument: a run-time test per row
+// cost more than the prefetches it saved): nothing, the value and index
+// streams, or those and x (the partial, transposed) kPrefetch nonzeros ahead.
+enum : int { kPfNone = 0, kPfStream = 1, kPfScattered = 2 };
+template <class I>
+inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride) {
+    if (scattered(idx, kLo, kHi, stride)) return kPfScattered;
+    return kHi - kLo >= kStreamMinNnz ? kPfStream : kPfNone;
 }
 
 // Full rows [ra, rb) of a block whose nonzeros lie in [kLo, kHi], nvec == 1,
@@ -273,7 +287,7 @@ template <class V> inline void prefetchAhead(const V* p) {
 // exactly what scale() would do). Dot is the checked functor (val, idx, ka,
 // kb, x, xs, cols, bad) -> T used for long rows. Returns nonzero (and stops)
 // on malformed structure.
-template <int32_t Mode, bool A1, bool Prefetch, bool Unit, class T, class I, class Dot>
+template <int32_t Mode, bool A1, int Pf, bool Unit, class T, class I, class Dot>
 inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y,
                       int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
                       T alpha, T beta, Dot dot) {
@@ -292,11 +306,13 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
         if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
         for (; r < re; ++r) {
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
-            if (Prefetch)
+            if (Pf == kPfScattered)
                 for (const int64_t pe = std::min(n + kPrefetch, kHi); pf < pe; ++pf)
                     __builtin_prefetch(x + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)) * xs);
-            prefetchAhead(val + n);
-            prefetchAhead(idx + n);
+            if (Pf != kPfNone) {
+                prefetchAhead(val + n);
+                prefetchAhead(idx + n);
+            }
             T acc;
             const int64_t len = n - a;  // >= 0: the chunk's indptr is non-decreasing
             if (__builtin_expect(len <= kUnroll, 1)) {
@@ -330,8 +346,11 @@ inline int rowsN1(const I* indptr, const I* idx, const T* val, const T* x, int64
         case SPMV_BETA_ONE: return AL_SPMV_ROWS(SPMV_BETA_ONE, false, P);                  \
         default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, false, P);                         \
     }
-    if (scattered(idx, kLo, kHi, xs)) AL_SPMV_MODES(true)
-    AL_SPMV_MODES(false)
+    switch (prefetchMode(idx, kLo, kHi, xs)) {
+        case kPfScattered: AL_SPMV_MODES(kPfScattered)
+        case kPfStream: AL_SPMV_MODES(kPfStream)
+        default: AL_SPMV_MODES(kPfNone)
+    }
 #undef AL_SPMV_MODES
 #undef AL_SPMV_ROWS
 }

@@ -103,7 +103,7 @@ inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> li
 // [k0, k1] (always true of a well-formed matrix); indices a span ahead
 // (checkTouchAhead). Returns nonzero on malformed structure, before reading
 // anything it implies.
-template <bool Touch, bool Prefetch, class T, class I>
+template <bool Touch, int Pf, class T, class I>
 int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part,
                 unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows) {
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
@@ -113,11 +113,13 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     // Row r's span [ka, kb), split where a span check falls inside it (the
     // sums per partial element keep their order).
     auto row = [&](int64_t r, int64_t ka, int64_t kb) {
-        if (Prefetch)
+        if (Pf == kPfScattered)
             for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
                 __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
-        prefetchAhead(val + kb);
-        prefetchAhead(idx + kb);
+        if (Pf != kPfNone) {
+            prefetchAhead(val + kb);
+            prefetchAhead(idx + kb);
+        }
         const T xr = x[r * xs];
         while (kb > chk) {
             scatterRow(val, idx, ka, chk, xr, part);
@@ -171,12 +173,16 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     if (t.nvec == 1) {
         const int64_t xs = t.xRowStride;
-        const bool pref = scattered(idx, s.k0, s.k1, 1);
         int bad;
-        if (direct) bad = pref ? scatterRows<false, true>(indptr, idx, val, x, xs, part, flags, t, s, rows)
-                               : scatterRows<false, false>(indptr, idx, val, x, xs, part, flags, t, s, rows);
-        else bad = pref ? scatterRows<true, true>(indptr, idx, val, x, xs, part, flags, t, s, rows)
-                        : scatterRows<true, false>(indptr, idx, val, x, xs, part, flags, t, s, rows);
+#define AL_SPMVT_ROWS(TOUCH)                                                                          \
+    switch (prefetchMode(idx, s.k0, s.k1, 1)) {                                                       \
+        case kPfScattered: bad = scatterRows<TOUCH, kPfScattered>(indptr, idx, val, x, xs, part, flags, t, s, rows); break; \
+        case kPfStream: bad = scatterRows<TOUCH, kPfStream>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;       \
+        default: bad = scatterRows<TOUCH, kPfNone>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;               \
+    }
+        if (direct) AL_SPMVT_ROWS(false)
+        else AL_SPMVT_ROWS(true)
+#undef AL_SPMVT_ROWS
         if (bad) flagError(ws);
         return;
     }
