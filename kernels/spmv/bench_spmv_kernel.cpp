@@ -198,7 +198,8 @@ void checkCase(const Csr& a, int trans, int64_t nvec, bool colMajorX, const char
         for (int64_t v = 0; v < nvec; ++v)
             setd(y0.data(), t, i * yrs + v * ycs, isInt(t) ? double(int64_t(rng() % 200) - 100) : urand(), urand());
     struct AB { double a, ai, b, bi; int32_t mode; };
-    const AB abs[] = {{1.5, 0.5, 0, 0, SPMV_BETA_ZERO}, {-2, 0.25, 1, 0, SPMV_BETA_ONE},
+    // alpha == 1, beta == 0 first: the transposed kernel's scatter into y itself.
+    const AB abs[] = {{1, 0, 0, 0, SPMV_BETA_ZERO}, {1.5, 0.5, 0, 0, SPMV_BETA_ZERO}, {-2, 0.25, 1, 0, SPMV_BETA_ONE},
                       {0.75, -1, -0.5, 2, SPMV_BETA_GENERAL}, {0, 0, 2, 0, SPMV_BETA_GENERAL},
                       {1, 0, -0.0, 0, SPMV_BETA_GENERAL}};
     for (const AB& ab : abs) {
