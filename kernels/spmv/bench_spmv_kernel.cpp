@@ -476,6 +476,21 @@ void runBench() {
         benchOne<float>("poisson2d", a, AL_R_32F, h);
         benchOne<double>("poisson2d", a, AL_R_64F, h);
     }
+    {   // banded, 2e6 rows, 9 diagonals
+        const int64_t n = 2000000, half = 4;
+        Csr a;
+        a.rows = a.cols = n;
+        a.ptr.push_back(0);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = std::max<int64_t>(0, i - half); j <= std::min(n - 1, i + half); ++j) a.idx.push_back(j);
+            a.ptr.push_back(int64_t(a.idx.size()));
+        }
+        a.nnz = int64_t(a.idx.size());
+        a.pack();
+        a.ptr.clear(); a.idx.clear(); a.ptr.shrink_to_fit(); a.idx.shrink_to_fit();
+        benchOne<float>("banded9", a, AL_R_32F, h);
+        benchOne<double>("banded9", a, AL_R_64F, h);
+    }
     {   // random 1e6 x 1e6, 1e7 nonzeros, sorted within rows
         const int64_t n = 1000000, nnz = 10000000;
         Csr a;

@@ -44,19 +44,13 @@ inline void touch(T* part, unsigned char* flags, const SpmvTilingData& t, uint64
     }
 }
 
-// y := A^T x with alpha == 1, beta == 0, nvec == 1 and unit-stride y: block
-// 0 scatters straight into y instead of its partial. One block: y is zeroed
-// first, as the partial would be, and the reduction has nothing to do. More
-// blocks: block 0 zeroes y's pages as it first touches them (its page flags
-// say which), and the reduction reads y in place of block 0's partial, skips
-// the pages only block 0 touched and zeroes those nobody did. Same sums in
-// the same order: the reduction's 0 + p0 is p0 itself (a sum begun at +0 is
-// never -0), so a page left as block 0 wrote it holds the reduction's bits.
-// Saves block 0's partial: its writes, and the reduction's reads and writes
-// of that half of y.
+// One block, y := A^T x with alpha == 1, beta == 0, nvec == 1 and unit-stride
+// y: the block scatters straight into y (zeroed first, as the partial would
+// be) and the reduction has nothing to do. Same sums in the same order.
 template <class T>
 bool directY(const SpmvTilingData& t) {
-    return t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 && isOne(fromBytes<T>(t.alpha));
+    return t.usedCoreNum == 1 && t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 &&
+           isOne(fromBytes<T>(t.alpha));
 }
 
 // part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
@@ -165,9 +159,8 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     const T* val = static_cast<const T*>(args[2]);
     const T* x = static_cast<const T*>(args[3]);
     void* ws = args[5];
-    const bool toY = b == 0 && directY<T>(t);
-    const bool direct = toY && nb == 1;  // y zeroed up front, no page flags needed
-    T* part = toY ? static_cast<T*>(args[4]) : partial<T>(ws, t, b);
+    const bool direct = directY<T>(t);
+    T* part = direct ? static_cast<T*>(args[4]) : partial<T>(ws, t, b);
     unsigned char* flags = pageFlags(ws, t, b);
     // direct: every page counts as touched (zeroed here, up front).
     if (direct) std::fill(part, part + t.cols, T{});
@@ -246,10 +239,9 @@ template <class T>
 void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
     void* ws = args[5];
     T* y = static_cast<T*>(args[4]);
-    const int64_t blocks = t.usedCoreNum;
-    const bool toY = directY<T>(t);  // block 0 scattered into y itself
-    if (toY && blocks == 1) return;  // the scatter wrote all of y
+    if (directY<T>(t)) return;  // the scatter wrote y
     const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
+    const int64_t blocks = t.usedCoreNum;
     const int64_t p0 = t.pages * b / nb, p1 = t.pages * (b + 1) / nb;
     std::vector<const T*> src(static_cast<size_t>(blocks));
     for (int64_t p = p0; p < p1; ++p) {
@@ -257,8 +249,7 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
         for (int64_t v = 0; v < t.nvec; ++v) {
             int n = 0;
             for (int64_t q = 0; q < blocks; ++q)
-                if (pageFlags(ws, t, q)[p]) src[size_t(n++)] = (toY && q == 0 ? y : partial<T>(ws, t, q)) + v * t.cols;
-            if (toY && n == 1 && src[0] == y) continue;  // only block 0 wrote it, in place
+                if (pageFlags(ws, t, q)[p]) src[size_t(n++)] = partial<T>(ws, t, q) + v * t.cols;
             T* yv = y + v * t.yColStride;
             switch (t.betaMode) {
                 case SPMV_BETA_ZERO: reduceRangeN<T, SPMV_BETA_ZERO>(src.data(), n, c0, c1, alpha, beta, yv, t.yRowStride); break;
