@@ -258,8 +258,9 @@ __attribute__((always_inline)) inline T unrolledDot(const T* val, const I* idx, 
 // Software prefetch of the values and indices this many bytes ahead of the
 // row being worked on (both kernels, once per row). The hardware prefetcher
 // alone left one core well short of the bandwidth on these streams: on the
-// 2000^2 Poisson and banded matrices, 2 threads, paired runs against scipy
-// went from 1.0-1.3x to 1.2-1.6x with it. Prefetching x as well (what
+// 2000^2 Poisson and 1e6-row banded matrices, 2 threads, paired runs against
+// scipy went from 0.97-1.26x to 1.25-1.65x with it (float32 Poisson: 1.19-1.40
+// in three runs, 0.86 in a fourth). Prefetching x as well (what
 // scattered matrices get) cost more than it gave on those. The address is
 // formed in integer arithmetic: it may lie past the array end, which a
 // prefetch never faults on.
