@@ -7,10 +7,12 @@
 //       host/spmv_tiling.cpp host/spmv_host.cpp host/context.cpp
 //       host/runtime/cpu_device.cpp host/runtime/acl_device.cpp host/runtime/acl_locate.cpp host/fingerprint.cpp /tmp/spmv_avx2.o /tmp/spmvt_avx2.o -ldl -lpthread
 //   (baseline only: drop -DAL_CPU_DISPATCH=1 and the .o; -fsanitize=address,undefined works too)
-//   /tmp/bench_spmv [check|bench|all]
+//   /tmp/bench_spmv [check|bench|all] [matrix name filter for bench, e.g. powlaw]
 // check: every kernel variant vs the reference kernels on edge-case matrices, all
-// types, block counts 1..8, and malformed structure (must flag). bench: 2 threads,
-// GB/s of values+indices+indptr+x+y traffic, STREAM triad in the same run.
+// types, block counts 1..8, and malformed structure (must flag). bench:
+// BENCH_THREADS threads (default 2), GB/s of values+indices+indptr+x+y
+// traffic, STREAM triad in the same run, and the time of scipy's sparsetools
+// loop (one thread, same arrays) with the ratio scipy/alSpmv (> 1: ours faster).
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -19,6 +21,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -396,7 +399,7 @@ double timedLaunch(CpuKernelEntry e, uint32_t nb, void* const* args, const SpmvT
 
 template <class T>
 double idealKernelTime(const Csr& a, int vtype, int trans, const T* vals, const T* x, T* y) {
-    SpmvTilingData t = spmvTiling(trans, a.rows, a.cols, a.nnz, 1, vtype, a.itype, 2);
+    SpmvTilingData t = spmvTiling(trans, a.rows, a.cols, a.nnz, 1, vtype, a.itype, cpuNumThreads());
     t.xRowStride = t.yRowStride = 1;
     t.xColStride = trans ? a.rows : a.cols;
     t.yColStride = trans ? a.cols : a.rows;
@@ -443,18 +446,43 @@ void benchOne(const char* name, const Csr& a, int vtype, alHandle_t h) {
         }
         const double bytes = double(a.nnz) * (sizeof(T) + 4) + double(a.rows + 1) * 4 + double(xl + yl) * sizeof(T);
         const double ideal = idealKernelTime<T>(a, vtype, trans, vals.data(), x.data(), y.data());
-        std::printf("%-10s %-4s %s  alSpmv wall %8.2f ms %6.2f GB/s, cpu %8.2f ms | kernels ideal %8.2f ms %6.2f GB/s\n",
+        // scipy's sparsetools loops (csr_matvec, and csc_matvec for A^T x), one thread, same arrays
+        const int32_t* p = reinterpret_cast<const int32_t*>(a.p8.data());
+        const int32_t* ix = reinterpret_cast<const int32_t*>(a.i8.data());
+        double bestRef = 1e9;
+        for (int rep = 0; rep < 10 && a.itype == AL_INDEX_32I; ++rep) {
+            const double t0 = now();
+            if (!trans) {
+                for (int64_t r = 0; r < a.rows; ++r) {
+                    T sum = 0;
+                    for (int64_t k = p[r]; k < p[r + 1]; ++k) sum += vals[size_t(k)] * x[size_t(ix[k])];
+                    y[size_t(r)] = sum;
+                }
+            } else {
+                std::fill(y.begin(), y.end(), T(0));
+                for (int64_t r = 0; r < a.rows; ++r)
+                    for (int64_t k = p[r]; k < p[r + 1]; ++k) y[size_t(ix[k])] += vals[size_t(k)] * x[size_t(r)];
+            }
+            asm volatile("" ::: "memory");
+            if (rep) bestRef = std::min(bestRef, now() - t0);
+        }
+        std::printf("%-10s %-4s %s  alSpmv wall %8.2f ms %6.2f GB/s, cpu %8.2f ms | kernels ideal %8.2f ms %6.2f GB/s"
+                    " | scipy loop %8.2f ms, ratio %5.2f\n",
                     name, sizeof(T) == 4 ? "f32" : "f64", trans ? "T" : "N", best * 1e3, bytes / best / 1e9,
-                    bestCpu * 1e3, ideal * 1e3, bytes / ideal / 1e9);
+                    bestCpu * 1e3, ideal * 1e3, bytes / ideal / 1e9, bestRef * 1e3, bestRef / best);
     }
 }
 
-void runBench() {
-    cpuSetNumThreads(2);
-    std::printf("threads 2, dot isa %s, STREAM triad %.2f GB/s\n", spmvMergeIsa(), streamTriad());
+bool wanted(const char* only, const char* name) { return !only || std::strstr(name, only); }
+
+void runBench(const char* only) {
+    const char* th = std::getenv("BENCH_THREADS");  // default 2
+    const uint32_t nth = th ? uint32_t(std::max(1, std::atoi(th))) : 2u;
+    cpuSetNumThreads(nth);
+    std::printf("threads %u, dot isa %s, STREAM triad %.2f GB/s\n", nth, spmvMergeIsa(), streamTriad());
     alHandle_t h;
     alCreate(&h, AL_DEVICE_CPU, 0);
-    {   // 2-D Poisson, 5-point, 2000 x 2000 grid
+    if (wanted(only, "poisson2d")) {   // 2-D Poisson, 5-point, 2000 x 2000 grid
         const int64_t g = 2000, n = g * g;
         Csr a;
         a.rows = a.cols = n;
@@ -476,7 +504,7 @@ void runBench() {
         benchOne<float>("poisson2d", a, AL_R_32F, h);
         benchOne<double>("poisson2d", a, AL_R_64F, h);
     }
-    {   // banded, 2e6 rows, 9 diagonals
+    if (wanted(only, "banded9")) {   // banded, 2e6 rows, 9 diagonals
         const int64_t n = 2000000, half = 4;
         Csr a;
         a.rows = a.cols = n;
@@ -491,7 +519,7 @@ void runBench() {
         benchOne<float>("banded9", a, AL_R_32F, h);
         benchOne<double>("banded9", a, AL_R_64F, h);
     }
-    {   // random 1e6 x 1e6, 1e7 nonzeros, sorted within rows
+    if (wanted(only, "random1e6")) {   // random 1e6 x 1e6, 1e7 nonzeros, sorted within rows
         const int64_t n = 1000000, nnz = 10000000;
         Csr a;
         a.rows = a.cols = n;
@@ -506,6 +534,33 @@ void runBench() {
         benchOne<float>("random1e6", a, AL_R_32F, h);
         benchOne<double>("random1e6", a, AL_R_64F, h);
     }
+    for (int sorted = 0; sorted < 2; ++sorted) {
+        // power-law row lengths (Zipf 1.6, capped at n/10, scaled to ~1e7
+        // nonzeros, as benchmarks/bench_spmv.py), random columns
+        const char* nm = sorted ? "powlaw-s" : "powlaw-u";
+        if (!wanted(only, nm)) continue;
+        const int64_t n = 1000000;
+        std::mt19937_64 g(7);
+        std::vector<double> len(static_cast<size_t>(n));
+        double tot = 0;
+        for (auto& l : len) {  // Zipf(1.6) by inversion of the continuous Pareto tail, floored
+            const double u = std::uniform_real_distribution<double>(0, 1)(g);
+            l = std::min(std::floor(std::pow(1 - u, -1.0 / 0.6)), double(n / 10));
+            tot += l;
+        }
+        Csr a;
+        a.rows = a.cols = n;
+        a.ptr.push_back(0);
+        for (int64_t r = 0; r < n; ++r) a.ptr.push_back(a.ptr.back() + int64_t(len[size_t(r)] * (1e7 / tot)) + 1);
+        a.nnz = a.ptr.back();
+        a.idx.resize(size_t(a.nnz));
+        for (auto& c : a.idx) c = int64_t(g() % uint64_t(n));
+        if (sorted)
+            for (int64_t r = 0; r < n; ++r) std::sort(a.idx.begin() + a.ptr[size_t(r)], a.idx.begin() + a.ptr[size_t(r + 1)]);
+        a.pack();
+        benchOne<float>(nm, a, AL_R_32F, h);
+        benchOne<double>(nm, a, AL_R_64F, h);
+    }
     alDestroy(h);
 }
 
@@ -514,6 +569,6 @@ void runBench() {
 int main(int argc, char** argv) {
     std::string mode = argc > 1 ? argv[1] : "all";
     if (mode == "check" || mode == "all") runChecks();
-    if (mode == "bench" || mode == "all") runBench();
+    if (mode == "bench" || mode == "all") runBench(argc > 2 ? argv[2] : nullptr);
     return failures ? 1 : 0;
 }
