@@ -47,6 +47,10 @@ def power_law(rng, n, nnz):
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     indices = rng.integers(0, n, indptr[-1])
     A = sp.csr_matrix((np.ones(indptr[-1]), indices, indptr), shape=(n, n))
+    # canonical (sorted, no duplicates) as the other matrices: astype() would
+    # otherwise sum the float32 copy's duplicates and not the float64 one's,
+    # and the two dtypes would time different matrices
+    A.sum_duplicates()
     return A
 
 

@@ -371,38 +371,50 @@ def test_short_rows_give_scipys_bits(rng, dtype):
 
 
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
-@pytest.mark.parametrize("layout", ["banded", "scattered"])
+@pytest.mark.parametrize("layout", ["banded", "scattered", "scattered-long"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
     # Blocks of 2^16 nonzeros or more take the row loops' prefetching paths
-    # (value/index streams; for scattered columns x or the partial as well),
+    # (value/index streams; for scattered columns over more than 6 MiB of x
+    # or of the partial, those as well, a piece at a time along long rows),
     # which smaller matrices never reach: same sums, same checks there.
     n, k = 120_000, 8
+    ncols = n if layout == "banded" else 1_000_000  # float64 x: 8 MB
     if layout == "banded":
-        cols = np.clip(np.arange(n)[:, None] + np.arange(-3, 5), 0, n - 1)
+        cols = np.clip(np.arange(n)[:, None] + np.arange(-3, 5), 0, n - 1).ravel()
+        indptr = np.arange(0, n * k + 1, k)
     else:
-        cols = np.sort(rng.integers(0, n - 20_000, (n, k)), axis=1)  # the last columns empty
-    S = sp.csr_matrix((rng.standard_normal(n * k), cols.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+        lengths = np.full(n, k)
+        if layout == "scattered-long":
+            lengths[::1000] = 3001  # unsorted long rows, split by span checks and blocks
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        cols = rng.integers(0, ncols - 20_000, indptr[-1])  # the last columns empty
+        if layout == "scattered":
+            cols = np.sort(cols.reshape(n, k), axis=1).ravel()
+    S = sp.csr_matrix((rng.standard_normal(indptr[-1]), cols, indptr), shape=(n, ncols))
     A = asp.csr_matrix(S)
     if index_dtype == "int64":
         A.indices = A.indices.astype(np.int64)
         A.indptr = A.indptr.astype(np.int64)
-    x = rng.standard_normal(n)
+    x, xt = rng.standard_normal(ncols), rng.standard_normal(n)
     old = ascend_linalg.get_num_threads()
     ascend_linalg.set_num_threads(threads)
     try:
         with ascend_linalg.use_backend("cpu"):
-            np.testing.assert_array_equal(A @ x, S @ x)  # rows of 8: scipy's order and bits
-            np.testing.assert_allclose(A.T @ x, S.T @ x, rtol=1e-12, atol=1e-12)
+            if layout == "scattered-long":
+                np.testing.assert_allclose(A @ x, S @ x, rtol=1e-12, atol=1e-10)
+            else:
+                np.testing.assert_array_equal(A @ x, S @ x)  # rows of 8: scipy's order and bits
+            np.testing.assert_allclose(A.T @ xt, S.T @ xt, rtol=1e-12, atol=1e-12)
             # beta == 0 writes every element of y, the empty columns' too (as +0)
-            yt = asp.spmv(A, x, y=np.full(n, np.nan), trans=True)
-            np.testing.assert_allclose(yt, S.T @ x, rtol=1e-12, atol=1e-12)
-            assert not np.signbit(yt[(S.T @ x) == 0]).any()
-            A.indices[A.nnz // 2] = n
+            yt = asp.spmv(A, xt, y=np.full(ncols, np.nan), trans=True)
+            np.testing.assert_allclose(yt, S.T @ xt, rtol=1e-12, atol=1e-12)
+            assert not np.signbit(yt[(S.T @ xt) == 0]).any()
+            A.indices[A.nnz // 2] = ncols
             with pytest.raises(ValueError, match="malformed"):
                 A @ x
             with pytest.raises(ValueError, match="malformed"):
-                A.T @ x
+                A.T @ xt
     finally:
         ascend_linalg.set_num_threads(old)
 

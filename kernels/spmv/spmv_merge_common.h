@@ -276,10 +276,24 @@ template <class V> inline void prefetchAhead(const V* p) {
 // What a row loop prefetches (a template argument: a run-time test per row
 // cost more than the prefetches it saved): nothing, the value and index
 // streams, or those and x (the partial, transposed) kPrefetch nonzeros ahead.
+// x (the partial) is prefetched only when scattered and larger than
+// kScatterPfMinBytes (targetBytes: the bytes one block's scattered accesses
+// land in): a smaller one stays in the last-level cache, where the
+// prefetches' index loads and load slots cost more than they hide. C++
+// harness (bench_spmv_kernel.cpp), 2 threads, 1e6 x 1e6 random matrix with
+// 1e7 nonzeros, alternating runs of the builds, wall ms per product:
+//   float32 A x (4 MB x):             with 17.8-22.1, without 13.5-17.5
+//   float32 A^T x (4 MB per partial): with 24.1-30.4, without 18.5-19.4
+//                                     (a later 3+3 runs: 25.0 vs 28.4 medians)
+//   float64 A x (8 MB x):             with 18.6-19.8, without 25.3-27.4
+//   float64 A^T x (8 MB per partial): with 37.6-49.0, without 80.9-92.7
+// The threshold lies between the 4 MB and 8 MB cases; this machine's L3 is
+// 32 MB, shared with other tenants.
+constexpr int64_t kScatterPfMinBytes = int64_t(6) << 20;
 enum : int { kPfNone = 0, kPfStream = 1, kPfScattered = 2 };
 template <class I>
-inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride) {
-    if (scattered(idx, kLo, kHi, stride)) return kPfScattered;
+inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, int64_t targetBytes) {
+    if (targetBytes > kScatterPfMinBytes && scattered(idx, kLo, kHi, stride)) return kPfScattered;
     return kHi - kLo >= kStreamMinNnz ? kPfStream : kPfNone;
 }
 
@@ -307,9 +321,14 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
         if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
         for (; r < re; ++r) {
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
-            if (Pf == kPfScattered)
-                for (const int64_t pe = std::min(n + kPrefetch, kHi); pf < pe; ++pf)
+            if (Pf == kPfScattered) {
+                // at most kPrefetch into a long row: the rest of a 1e5-nonzero
+                // row's x would be evicted before its use (it is gathered
+                // without prefetch, the next rows after it)
+                pf = std::max(pf, a);
+                for (const int64_t pe = std::min(std::min(n, a + kPrefetch) + kPrefetch, kHi); pf < pe; ++pf)
                     __builtin_prefetch(x + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)) * xs);
+            }
             if (Pf != kPfNone) {
                 prefetchAhead(val + n);
                 prefetchAhead(idx + n);
@@ -347,7 +366,11 @@ inline int rowsN1(const I* indptr, const I* idx, const T* val, const T* x, int64
         case SPMV_BETA_ONE: return AL_SPMV_ROWS(SPMV_BETA_ONE, false, P);                  \
         default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, false, P);                         \
     }
-    switch (prefetchMode(idx, kLo, kHi, xs)) {
+    // x's lines the gathers may touch: cols elements, each its own line once
+    // the stride passes one
+    const int64_t xBytes = static_cast<int64_t>(std::min<uint64_t>(cols, uint64_t(1) << 40)) *
+                           std::min<int64_t>(xs * int64_t(sizeof(T)), 64);
+    switch (prefetchMode(idx, kLo, kHi, xs, xBytes)) {
         case kPfScattered: AL_SPMV_MODES(kPfScattered)
         case kPfStream: AL_SPMV_MODES(kPfStream)
         default: AL_SPMV_MODES(kPfNone)

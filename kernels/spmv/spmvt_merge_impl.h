@@ -112,21 +112,29 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     int64_t zeroed = 0;  // pages zeroed (Touch)
     // Row r's span [ka, kb), split where a span check falls inside it (the
     // sums per partial element keep their order).
+    // Scattered: the partial elements are prefetched kPrefetch nonzeros
+    // ahead, a piece of at most kPrefetch nonzeros at a time, so a long row
+    // does not prefetch all its elements before the first is used (a 1e5-
+    // nonzero row would evict its own prefetches).
     auto row = [&](int64_t r, int64_t ka, int64_t kb) {
-        if (Pf == kPfScattered)
-            for (const int64_t pe = std::min(kb + kPrefetch, s.k1); pf < pe; ++pf)
-                __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
         if (Pf != kPfNone) {
             prefetchAhead(val + kb);
             prefetchAhead(idx + kb);
         }
         const T xr = x[r * xs];
-        while (kb > chk) {
-            scatterRow(val, idx, ka, chk, xr, part);
-            ka = chk;
-            if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
+        while (ka < kb) {
+            const int64_t e = Pf == kPfScattered ? std::min(kb, ka + kPrefetch) : kb;
+            if (Pf == kPfScattered)
+                for (const int64_t pe = std::min(e + kPrefetch, s.k1); pf < pe; ++pf)
+                    __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
+            while (e > chk) {
+                scatterRow(val, idx, ka, chk, xr, part);
+                ka = chk;
+                if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
+            }
+            scatterRow(val, idx, ka, e, xr, part);
+            ka = e;
         }
-        scatterRow(val, idx, ka, kb, xr, part);
         return true;
     };
     int64_t a = s.k0, r = s.r0;
@@ -173,9 +181,10 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     if (t.nvec == 1) {
         const int64_t xs = t.xRowStride;
+        const int64_t partBytes = t.cols * int64_t(sizeof(T));  // this block's partial
         int bad;
 #define AL_SPMVT_ROWS(TOUCH)                                                                          \
-    switch (prefetchMode(idx, s.k0, s.k1, 1)) {                                                       \
+    switch (prefetchMode(idx, s.k0, s.k1, 1, partBytes)) {                                            \
         case kPfScattered: bad = scatterRows<TOUCH, kPfScattered>(indptr, idx, val, x, xs, part, flags, t, s, rows); break; \
         case kPfStream: bad = scatterRows<TOUCH, kPfStream>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;       \
         default: bad = scatterRows<TOUCH, kPfNone>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;               \
