@@ -276,19 +276,18 @@ template <class V> inline void prefetchAhead(const V* p) {
 // What a row loop prefetches (a template argument: a run-time test per row
 // cost more than the prefetches it saved): nothing, the value and index
 // streams, or those and x (the partial, transposed) kPrefetch nonzeros ahead.
-// x (the partial) is prefetched only when scattered and larger than
-// kScatterPfMinBytes (targetBytes: the bytes one block's scattered accesses
-// land in): a smaller one stays in the last-level cache, where the
-// prefetches' index loads and load slots cost more than they hide. C++
-// harness (bench_spmv_kernel.cpp), 2 threads, 1e6 x 1e6 random matrix with
-// 1e7 nonzeros, alternating runs of the builds, wall ms per product:
-//   float32 A x (4 MB x):             with 17.8-22.1, without 13.5-17.5
-//   float32 A^T x (4 MB per partial): with 24.1-30.4, without 18.5-19.4
-//                                     (a later 3+3 runs: 25.0 vs 28.4 medians)
-//   float64 A x (8 MB x):             with 18.6-19.8, without 25.3-27.4
-//   float64 A^T x (8 MB per partial): with 37.6-49.0, without 80.9-92.7
-// The threshold lies between the 4 MB and 8 MB cases; this machine's L3 is
-// 32 MB, shared with other tenants.
+// x is prefetched only when scattered and larger than kScatterPfMinBytes
+// (targetBytes: the bytes the gathers land in): a smaller one stays in the
+// last-level cache, where the prefetches' index loads and load slots cost
+// more than they hide. Wall ms per product, 2 threads, 1e6 x 1e6 random
+// matrix with 1e7 nonzeros, alternating runs of the two builds:
+//   float32 A x (4 MB x), C++ harness: with 17.8-22.1, without 13.5-17.5;
+//   through Python: 18.7-24.8 with, 16.0-29.1 without (power-law rows:
+//   17.6-21.3 with, 15.6-21.0 without);
+//   float64 A x (8 MB x), C++ harness: with 18.6-19.8, without 25.3-27.4.
+// The threshold lies between the two; this machine's L3 is 32 MB, shared
+// with other tenants. The transposed kernel's partial is always prefetched
+// when scattered (its figures are in spmvt_merge_impl.h).
 constexpr int64_t kScatterPfMinBytes = int64_t(6) << 20;
 enum : int { kPfNone = 0, kPfStream = 1, kPfScattered = 2 };
 template <class I>

@@ -181,7 +181,12 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     if (t.nvec == 1) {
         const int64_t xs = t.xRowStride;
-        const int64_t partBytes = t.cols * int64_t(sizeof(T));  // this block's partial
+        // A scattered partial is prefetched whatever its size (unlike x in the
+        // non-transposed kernel): through Python, random 1e6 x 1e6 with 1e7
+        // nonzeros, float32 (4 MB partials), A^T x took 24-30 ms with the
+        // prefetch and 48-125 without (3 alternating runs each; power-law
+        // rows 27-28 and 49-65).
+        const int64_t partBytes = std::numeric_limits<int64_t>::max();
         int bad;
 #define AL_SPMVT_ROWS(TOUCH)                                                                          \
     switch (prefetchMode(idx, s.k0, s.k1, 1, partBytes)) {                                            \
