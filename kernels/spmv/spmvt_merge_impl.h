@@ -116,24 +116,34 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     // ahead, a piece of at most kPrefetch nonzeros at a time, so a long row
     // does not prefetch all its elements before the first is used (a 1e5-
     // nonzero row would evict its own prefetches).
-    auto row = [&](int64_t r, int64_t ka, int64_t kb) {
+    // Inlined (always_inline): GCC kept it out of line, a call per row.
+    auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
         if (Pf != kPfNone) {
             prefetchAhead(val + kb);
             prefetchAhead(idx + kb);
         }
         const T xr = x[r * xs];
-        while (ka < kb) {
-            const int64_t e = Pf == kPfScattered ? std::min(kb, ka + kPrefetch) : kb;
-            if (Pf == kPfScattered)
+        if constexpr (Pf == kPfScattered) {
+            while (ka < kb) {
+                const int64_t e = std::min(kb, ka + kPrefetch);
                 for (const int64_t pe = std::min(e + kPrefetch, s.k1); pf < pe; ++pf)
                     __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
-            while (e > chk) {
+                while (e > chk) {
+                    scatterRow(val, idx, ka, chk, xr, part);
+                    ka = chk;
+                    if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
+                }
+                scatterRow(val, idx, ka, e, xr, part);
+                ka = e;
+            }
+        } else {
+            // no pieces: streaming blocks keep the plain span loop
+            while (kb > chk) {
                 scatterRow(val, idx, ka, chk, xr, part);
                 ka = chk;
                 if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
             }
-            scatterRow(val, idx, ka, e, xr, part);
-            ka = e;
+            scatterRow(val, idx, ka, kb, xr, part);
         }
         return true;
     };
