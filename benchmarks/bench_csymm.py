@@ -45,7 +45,8 @@ def cases(quick):
     out = [("design 1", 256, 256, LEFT, UPPER, "F"),
            ("design 2", 1024, 1024, LEFT, LOWER, "F"),
            ("design 3", 1024, 1024, RIGHT, UPPER, "F")]
-    sweep = [64, 256, 1024] if quick else [32, 64, 128, 256, 512, 1024, 2048]
+    # Powers of two and sizes between them (whose tiles do not divide evenly).
+    sweep = [64, 256, 1024] if quick else [32, 64, 100, 128, 192, 256, 384, 512, 640, 1000, 1024, 2048]
     out += [("square", s, s, LEFT, UPPER, "F") for s in sweep]
     rects = [(64, 2048), (2048, 64)] if not quick else [(64, 1024), (1024, 64)]
     out += [("rect", m, n, side, UPPER, "F") for (m, n) in rects for side in (LEFT, RIGHT)]

@@ -686,3 +686,29 @@ def test_row_major_b_is_not_copied(side, rng):
     assert_result_form(res, m, n)
     assert_c64_close(res, reference(alpha, a, b, beta, c, side, 1), a.shape[0],
                      error_scale(alpha, a, b, beta, c, side, 1))
+
+
+@pytest.mark.parametrize("m, n, side", [(192, 192, 0), (256, 256, 0), (256, 256, 1), (257, 257, 0), (320, 320, 1),
+                                        (200, 130, 1), (600, 40, 0)],
+                         ids=["192", "256", "256R", "257", "320R", "200x130R", "600x40"])
+def test_thread_count_gives_the_same_bits(rng, m, n, side):
+    """The CPU kernel's result does not depend on the thread count: 1, 2, 3
+    and 5 threads split C differently (2 x 2 tile grids, column strips, tiles
+    handed out in turn), which moves the edges of partial micro-tiles; their
+    epilogue rounds as the full tiles' does, and every element's sum runs over
+    the same K blocks."""
+    import ascend_linalg
+    a, b, c = operands(rng, m, n, side)
+    before = ascend_linalg.get_num_threads()
+    results = {}
+    try:
+        with ascend_linalg.use_backend("cpu"):
+            for threads in (1, 2, 3, 5):
+                ascend_linalg.set_num_threads(threads)
+                results[threads] = [blas.csymm(0.7 - 1.3j, a, b, beta, c, side=side, lower=1)
+                                    for beta in (-0.4 + 0.9j, 1.0, 0.0)]
+    finally:
+        ascend_linalg.set_num_threads(before)
+    for threads in (2, 3, 5):
+        for got, want in zip(results[threads], results[1]):
+            assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), threads

@@ -9,10 +9,11 @@
 // The right operand is packed transposed (X_R(j, p) = R(p, j)), so one packer
 // and one micro-kernel serve all four cases.
 //
-// Work split: the tilesM x tilesN grid of the tiling is cut into gm x gn
-// rectangles of whole tiles (gm * gn == numBlocks), one per block, so each block
-// packs its B panel once and streams all its rows against it. When numBlocks
-// does not factor onto the grid, block b takes tiles b, b + numBlocks, ...
+// Work split (chooseSplit): the tilesM x tilesN grid of the tiling is cut into
+// gm x gn rectangles of whole tiles (gm * gn == numBlocks), one per block, so
+// each block packs its B panel once and streams all its rows against it; or,
+// with the shared L below, into numBlocks column strips of whole micro-panels
+// over all rows. Where neither applies, block b takes tiles b, b + numBlocks, ...
 //
 // Beta is applied on the first K block (the only one that may read C; with
 // beta == 0 C is only written); later K blocks accumulate with beta == 1.
@@ -295,6 +296,62 @@ bool splitGrid(int64_t tilesM, int64_t tilesN, int64_t numBlocks, int64_t* gm, i
     return best >= 0;
 }
 
+// The blocks' rectangles of C: gm x gn rectangles of whole tiles (splitGrid),
+// or, with `strips`, numBlocks column strips of whole micro-panels over all
+// rows. Strips replace a grid that cuts the rows (gm > 1) unless the grid is
+// better balanced by more than 1/kStripGain, and a grid that numBlocks does not
+// factor onto (320^2: 3 x 3 tiles, 8 blocks; tiles were then handed out in
+// turn, each packing its own L and R). Every strip reads all of L, so strips
+// need the shared-L workspace with L in two or more slots (each slot is then
+// packed once) and at least kStripPanels micro-panels each (a narrow strip
+// would read L from L3 for too few columns). A grid with gm == 1 is kept: it is
+// already column strips, of whole tiles.
+// Each block then packs only its own columns of R, where the grid packed both
+// operands gm or gn times, and strips even out a grid whose tiles do not
+// (192^2 on four blocks: 128 + 64 rows and columns). Strips over the grid,
+// GFLOP/s ratio, two threads, alternating in one process (3 runs each unless
+// said): 192: 1.01-1.07, 384: 1.00-1.12, 640: 1.04-1.17, 768: 1.04-1.14, 512:
+// 1.02-1.03; 256: 1.06 on a quiet machine, 0.92-1.05 in 6 runs on a loaded
+// one; beside a busy-looping process (like OpenBLAS's spinning worker): 256:
+// 0.97-1.05, 512: 1.04-1.13. A control size where both pick the same split
+// (1000): 1.00-1.01.
+struct Split {
+    int64_t gm = 0, gn = 0;
+    bool strips = false;
+    int64_t nr = 1;  // strip edges are multiples of nr
+    bool ok() const { return gm > 0; }
+    Rect rect(const CsymmTilingData& t, int64_t b) const {
+        const int64_t bi = b / gn, bj = b % gn;
+        if (strips) {
+            const int64_t panels = ceilDiv(t.n, nr);
+            return Rect{0, t.m, std::min(t.n, panels * bj / gn * nr), std::min(t.n, panels * (bj + 1) / gn * nr)};
+        }
+        return Rect{t.tilesM * bi / gm * t.blockM, std::min<int64_t>(t.tilesM * (bi + 1) / gm * t.blockM, t.m),
+                    t.tilesN * bj / gn * t.blockN, std::min<int64_t>(t.tilesN * (bj + 1) / gn * t.blockN, t.n)};
+    }
+};
+constexpr int64_t kStripPanels = 8;
+constexpr double kStripGain = 0.95;
+Split chooseSplit(const CsymmUkernel& uk, const CsymmTilingData& t, int64_t numBlocks, bool sharedL) {
+    Split s;
+    s.nr = uk.nr;
+    if (!splitGrid(t.tilesM, t.tilesN, numBlocks, &s.gm, &s.gn)) s.gm = s.gn = 0;
+    const int64_t panels = ceilDiv(t.n, uk.nr);
+    if (s.gm == 1 || !sharedL || numBlocks < 2 || panels < numBlocks * kStripPanels ||
+        ceilDiv(t.m, evenBlock(t.m, uk.mc, uk.mr)) < 2)
+        return s;
+    const double stripMax = double(t.m) * double(std::min(t.n, ceilDiv(panels, numBlocks) * uk.nr));
+    const double gridMax = s.ok() ? double(std::min<int64_t>(ceilDiv(t.tilesM, s.gm) * t.blockM, t.m)) *
+                                        double(std::min<int64_t>(ceilDiv(t.tilesN, s.gn) * t.blockN, t.n))
+                                  : 0.0;
+    if (!s.ok() || gridMax > kStripGain * stripMax) {
+        s.gm = 1;
+        s.gn = numBlocks;
+        s.strips = true;
+    }
+    return s;
+}
+
 // Workspace header: the layout the host sized it for (the kernel checks it
 // against its own micro-kernel before using the workspace).
 struct SharedHeader {
@@ -320,12 +377,12 @@ int64_t csymmPackedWorkspaceBytesFor(const CsymmUkernel& uk, const CsymmTilingDa
     // Shared L pays where several blocks cover the same rows (gn > 1) and each
     // block's rows span at least two row blocks, so that blocks starting at
     // rotated row blocks pack different slots at once; with one row block per
-    // block (256 on two cores: 2 x 2) they would all wait for the same slot.
-    // Not for the tile-by-tile fallback split (no rotation there).
-    int64_t gm = 0, gn = 0;
-    if (!splitGrid(t.tilesM, t.tilesN, t.usedCoreNum, &gm, &gn) || gn <= 1) return 0;
+    // block (a 2 x 2 grid over 256 rows) they would all wait for the same
+    // slot. Not for the tile-by-tile fallback split (no rotation there).
+    const Split sp = chooseSplit(uk, t, t.usedCoreNum, true);
+    if (!sp.ok() || sp.gn <= 1) return 0;
     const SharedLayout lay = sharedLayout(uk, t);
-    if (lay.rowBlocks < 2 * gm) return 0;
+    if (lay.rowBlocks < 2 * sp.gm) return 0;
     return kSharedHeaderBytes + lay.bytes;
 }
 
@@ -407,12 +464,8 @@ void csymmPackedRun(const CsymmUkernel& uk, uint32_t blockIdx, uint32_t numBlock
     }
 
     const int64_t tilesM = t.tilesM, tilesN = t.tilesN;
-    int64_t gm = 0, gn = 0;
-    if (splitGrid(tilesM, tilesN, numBlocks, &gm, &gn)) {
-        const int64_t bi = blockIdx / gn, bj = blockIdx % gn;
-        const Rect r{tilesM * bi / gm * t.blockM, std::min<int64_t>(tilesM * (bi + 1) / gm * t.blockM, t.m),
-                     tilesN * bj / gn * t.blockN, std::min<int64_t>(tilesN * (bj + 1) / gn * t.blockN, t.n)};
-        runRect(uk, t, pb, r, sh, bj, gn);
+    if (const Split sp = chooseSplit(uk, t, numBlocks, sh != nullptr); sp.ok()) {
+        runRect(uk, t, pb, sp.rect(t, blockIdx), sh, blockIdx % sp.gn, sp.gn);
         return;
     }
     for (int64_t tile = blockIdx; tile < tilesM * tilesN; tile += numBlocks) {

@@ -17,6 +17,7 @@
 #ifndef ASCEND_LINALG_KERNELS_CSYMM_UKERNEL_H
 #define ASCEND_LINALG_KERNELS_CSYMM_UKERNEL_H
 
+#include <cmath>
 #include <cstdint>
 
 namespace al {
@@ -75,6 +76,13 @@ void csymmPackedWorkspaceInitFor(const CsymmUkernel& uk, void* ws, const CsymmTi
 // j at [j*ldAcc]); used by every variant for partial tiles. `static` so that
 // each ISA translation unit keeps its own copy: an inline function compiled
 // with -mavx512f must never be the one the linker picks for baseline code.
+// Fused: the rounding of the vector kernels' full-tile epilogue, element by
+// element (alpha and beta products as fmsub/fmadd against one rounded
+// product, as their _mm*_fmsub_ps / fmaddsub_ps), so that an element of C gets
+// the same bits in a partial tile as in a full one, and results do not depend
+// on where the work split puts the micro-tile edges. The baseline kernel uses
+// the plain form for all its tiles.
+template <bool Fused>
 static inline void csymmEpilogueScalar(const float* accRe, const float* accIm, int32_t ldAcc,
                                        float* c, int64_t ldc, int32_t mv, int32_t nv,
                                        const CsymmEpilogue& ep) {
@@ -82,15 +90,26 @@ static inline void csymmEpilogueScalar(const float* accRe, const float* accIm, i
         float* cj = c + 2 * j * ldc;
         for (int32_t i = 0; i < mv; ++i) {
             const float pr = accRe[j * ldAcc + i], pi = accIm[j * ldAcc + i];
-            float outR = ep.alphaRe * pr - ep.alphaIm * pi;
-            float outI = ep.alphaRe * pi + ep.alphaIm * pr;
+            float outR, outI;
+            if constexpr (Fused) {
+                outR = std::fma(ep.alphaRe, pr, -(ep.alphaIm * pi));
+                outI = std::fma(ep.alphaRe, pi, ep.alphaIm * pr);
+            } else {
+                outR = ep.alphaRe * pr - ep.alphaIm * pi;
+                outI = ep.alphaRe * pi + ep.alphaIm * pr;
+            }
             if (ep.betaMode == CSYMM_UK_BETA_ONE) {
                 outR += cj[2 * i];
                 outI += cj[2 * i + 1];
             } else if (ep.betaMode == CSYMM_UK_BETA_GENERAL) {
                 const float cr = cj[2 * i], ci = cj[2 * i + 1];
-                outR += ep.betaRe * cr - ep.betaIm * ci;
-                outI += ep.betaRe * ci + ep.betaIm * cr;
+                if constexpr (Fused) {
+                    outR += std::fma(ep.betaRe, cr, -(ep.betaIm * ci));
+                    outI += std::fma(ep.betaRe, ci, ep.betaIm * cr);
+                } else {
+                    outR += ep.betaRe * cr - ep.betaIm * ci;
+                    outI += ep.betaRe * ci + ep.betaIm * cr;
+                }
             }
             cj[2 * i] = outR;
             cj[2 * i + 1] = outI;

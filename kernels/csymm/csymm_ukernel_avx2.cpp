@@ -92,7 +92,7 @@ void csymm_ukernel_avx2_8x6(int64_t kc, const float* a, const float* b, float* c
     const float* accRe = acc;
     const float* accIm = acc + kNr * kMr;
     if (mv != kMr || nv != kNr) {
-        csymmEpilogueScalar(accRe, accIm, kMr, c, ldc, mv, nv, ep);
+        csymmEpilogueScalar<true>(accRe, accIm, kMr, c, ldc, mv, nv, ep);
         return;
     }
     // Full tile: alpha on the planes, re-interleave 8 complex into two ymm, then

@@ -41,7 +41,7 @@ void csymm_ukernel_avx512_16x12(int64_t kc, const float* a, const float* b, floa
             _mm512_store_ps(bufRe + j * kMr, accRe[j]);
             _mm512_store_ps(bufIm + j * kMr, accIm[j]);
         }
-        csymmEpilogueScalar(bufRe, bufIm, kMr, c, ldc, mv, nv, ep);
+        csymmEpilogueScalar<true>(bufRe, bufIm, kMr, c, ldc, mv, nv, ep);
         return;
     }
     // Full tile: alpha on the planes, re-interleave 16 complex into two zmm with

@@ -25,7 +25,7 @@ void csymm_ukernel_baseline_8x4(int64_t kc, const float* a, const float* b, floa
             }
         }
     }
-    csymmEpilogueScalar(&accRe[0][0], &accIm[0][0], kMr, c, ldc, mv, nv, ep);
+    csymmEpilogueScalar<false>(&accRe[0][0], &accIm[0][0], kMr, c, ldc, mv, nv, ep);
 }
 
 }  // namespace al
