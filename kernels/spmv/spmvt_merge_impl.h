@@ -66,6 +66,34 @@ inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr,
     }
 }
 
+// scatterRow for len <= kUnroll nonzeros ending at e, unrolled as
+// unrolledDot: one indirect jump into a fall-through chain instead of a
+// counted loop per row. Same products, same order. C++ harness, 2 threads,
+// alternating with the loop form, 3 runs each: 2000^2 Poisson A^T x float32
+// 23.2-23.6 -> 19.9-21.9 ms (float64 25.3-27.1 -> 23.8-26.7); 2e6-row
+// banded, 9 diagonals, float32 17.8-19.5 -> 11.8-16.0 ms, float64
+// 19.1-20.6 -> 16.3-16.8 ms.
+template <class T, class I>
+__attribute__((always_inline)) inline void unrolledScatter(const T* val, const I* idx, int64_t e, int64_t len,
+                                                           T xr, T* part) {
+#define AL_SPMVT_TERM(j)                                                 \
+    case j: {                                                            \
+        const uint64_t c = static_cast<UIndex<I>>(idx[e - j]);           \
+        T p = mul(val[e - j], xr);                                       \
+        keepScalar(p);                                                   \
+        part[c] = add(part[c], p);                                       \
+    }                                                                    \
+        [[fallthrough]];
+    switch (len) {
+        AL_SPMVT_TERM(16) AL_SPMVT_TERM(15) AL_SPMVT_TERM(14) AL_SPMVT_TERM(13)
+        AL_SPMVT_TERM(12) AL_SPMVT_TERM(11) AL_SPMVT_TERM(10) AL_SPMVT_TERM(9)
+        AL_SPMVT_TERM(8) AL_SPMVT_TERM(7) AL_SPMVT_TERM(6) AL_SPMVT_TERM(5)
+        AL_SPMVT_TERM(4) AL_SPMVT_TERM(3) AL_SPMVT_TERM(2) AL_SPMVT_TERM(1)
+        default: break;
+    }
+#undef AL_SPMVT_TERM
+}
+
 // The next span of nonzeros, [*chk, min(k1, *chk + kCheckSpan)): checks its
 // indices (a vectorised pass that also brings them into L1 for the scatter
 // that follows) and, Touch, zeroes the partial's pages from the smallest
@@ -137,7 +165,12 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
                 ka = e;
             }
         } else {
-            // no pieces: streaming blocks keep the plain span loop
+            // no pieces: streaming blocks keep the plain span loop; a short
+            // row whose indices are checked already is unrolled
+            if (__builtin_expect(kb <= chk && kb - ka <= kUnroll, 1)) {
+                unrolledScatter(val, idx, kb, kb - ka, xr, part);
+                return true;
+            }
             while (kb > chk) {
                 scatterRow(val, idx, ka, chk, xr, part);
                 ka = chk;
