@@ -233,6 +233,15 @@ inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x
 // +0, as shortDot does. Must be inlined (always_inline): an outlined call per
 // row doubled the row loop's instructions (callgrind, 300^2 Poisson).
 constexpr int64_t kUnroll = 16;
+// The fall-through chain itself: TERM(j) for j = len down to 1 (each TERM is
+// a `case j:` ending in [[fallthrough]]); 0 <= len <= kUnroll. Shared by
+// unrolledDot and the transposed kernel's unrolledScatter.
+#define AL_SPMV_UNROLLED(len, TERM)                                        \
+    switch (len) {                                                         \
+        TERM(16) TERM(15) TERM(14) TERM(13) TERM(12) TERM(11) TERM(10) TERM(9) \
+        TERM(8) TERM(7) TERM(6) TERM(5) TERM(4) TERM(3) TERM(2) TERM(1)        \
+        default: break;                                                    \
+    }
 template <bool Unit, class T, class I>
 __attribute__((always_inline)) inline T unrolledDot(const T* val, const I* idx, int64_t e, int64_t len, const T* x, int64_t xs) {
     T acc{};
@@ -244,13 +253,7 @@ __attribute__((always_inline)) inline T unrolledDot(const T* val, const I* idx, 
         keepScalar(acc);                                                                                 \
     }                                                                                                    \
         [[fallthrough]];
-    switch (len) {
-        AL_SPMV_TERM(16) AL_SPMV_TERM(15) AL_SPMV_TERM(14) AL_SPMV_TERM(13)
-        AL_SPMV_TERM(12) AL_SPMV_TERM(11) AL_SPMV_TERM(10) AL_SPMV_TERM(9)
-        AL_SPMV_TERM(8) AL_SPMV_TERM(7) AL_SPMV_TERM(6) AL_SPMV_TERM(5)
-        AL_SPMV_TERM(4) AL_SPMV_TERM(3) AL_SPMV_TERM(2) AL_SPMV_TERM(1)
-        default: break;  // 0 (the caller passes 0 <= len <= kUnroll)
-    }
+    AL_SPMV_UNROLLED(len, AL_SPMV_TERM)
 #undef AL_SPMV_TERM
     return acc;
 }

@@ -84,13 +84,7 @@ __attribute__((always_inline)) inline void unrolledScatter(const T* val, const I
         part[c] = add(part[c], p);                                       \
     }                                                                    \
         [[fallthrough]];
-    switch (len) {
-        AL_SPMVT_TERM(16) AL_SPMVT_TERM(15) AL_SPMVT_TERM(14) AL_SPMVT_TERM(13)
-        AL_SPMVT_TERM(12) AL_SPMVT_TERM(11) AL_SPMVT_TERM(10) AL_SPMVT_TERM(9)
-        AL_SPMVT_TERM(8) AL_SPMVT_TERM(7) AL_SPMVT_TERM(6) AL_SPMVT_TERM(5)
-        AL_SPMVT_TERM(4) AL_SPMVT_TERM(3) AL_SPMVT_TERM(2) AL_SPMVT_TERM(1)
-        default: break;
-    }
+    AL_SPMV_UNROLLED(len, AL_SPMVT_TERM)
 #undef AL_SPMVT_TERM
 }
 
