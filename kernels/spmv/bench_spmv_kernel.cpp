@@ -479,13 +479,13 @@ void benchOne(const char* name, const Csr& a, int vtype, alHandle_t h) {
             std::sort(v.begin(), v.end());
             return v.empty() ? 0.0 : (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
         };
-        const double best = median(ours), bestCpu = median(oursCpu), bestRef = withRef ? median(ref) : 1e9;
+        const double medWall = median(ours), medCpu = median(oursCpu), medRef = withRef ? median(ref) : 1e9;
         const double bytes = double(a.nnz) * (sizeof(T) + 4) + double(a.rows + 1) * 4 + double(xl + yl) * sizeof(T);
         const double ideal = idealKernelTime<T>(a, vtype, trans, vals.data(), x.data(), y.data());
         std::printf("%-10s %-4s %s  alSpmv wall %8.2f ms %6.2f GB/s, cpu %8.2f ms | kernels ideal %8.2f ms %6.2f GB/s"
                     " | scipy loop %8.2f ms, ratio %5.2f\n",
-                    name, sizeof(T) == 4 ? "f32" : "f64", trans ? "T" : "N", best * 1e3, bytes / best / 1e9,
-                    bestCpu * 1e3, ideal * 1e3, bytes / ideal / 1e9, bestRef * 1e3, bestRef / best);
+                    name, sizeof(T) == 4 ? "f32" : "f64", trans ? "T" : "N", medWall * 1e3, bytes / medWall / 1e9,
+                    medCpu * 1e3, ideal * 1e3, bytes / ideal / 1e9, medRef * 1e3, medRef / medWall);
     }
 }
 
