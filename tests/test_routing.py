@@ -120,6 +120,34 @@ def test_use_backend_nests_and_restores_on_error():
     assert get_backend() == "scipy"
 
 
+def test_use_backend_as_decorator_and_reentered():
+    set_backend("scipy")
+    seen = []
+
+    @use_backend("cpu")
+    def inner(depth):
+        seen.append(get_backend())
+        if depth:
+            with use_backend("scipy"):
+                seen.append(get_backend())
+                inner(depth - 1)  # the decorator enters anew inside another block
+            seen.append(get_backend())
+
+    inner(2)
+    assert seen == ["cpu", "scipy", "cpu", "scipy", "cpu", "cpu", "cpu"]
+    assert get_backend() == "scipy"
+    block = use_backend("cpu")  # one object entered twice, left in order
+    with block:
+        with use_backend("scipy"):
+            with block:
+                assert get_backend() == "cpu"
+            assert get_backend() == "scipy"
+        assert get_backend() == "cpu"
+    assert get_backend() == "scipy"
+    with pytest.raises(ValueError, match="backend must be one of"):
+        use_backend("gpu")
+
+
 def test_no_records_when_debug_off(caplog):
     caplog.set_level(logging.WARNING, logger="ascend_linalg.dispatch")
     with use_backend("cpu"):
