@@ -51,6 +51,31 @@ def test_fused_matches_reference(backend, dtype, trans, alpha, beta, nvec):
         assert len(recs) == 1  # one fused kernel call, no separate product
 
 
+# One sequence of calls, so that a memoised compute dtype from an earlier
+# (alpha, beta) could leak into a later one: every scalar kind numpy's
+# min_scalar_type tells apart, in both positions.
+SCALARS = [1, 0, 2, 255, 256, -1, 70000, 2 ** 40, 1.5, 1e5, 1e40, float("inf"), 1j, 1 + 2j,
+           True, np.float32(2), np.float64(1), np.int64(3), np.complex64(1j), np.uint8(7)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.int32, np.int64])
+def test_compute_dtype_widens_for_alpha_and_beta(dtype):
+    rng = np.random.default_rng(5)
+    A = csr_array(sp.random(9, 7, density=0.5, format="csr", random_state=rng, dtype=np.float64).astype(dtype))
+    x = np.arange(1, 8).astype(dtype)
+    base = np.dtype(np.result_type(A.dtype, x.dtype))
+    for alpha in SCALARS:
+        for beta in (0, SCALARS[len(str(alpha)) % len(SCALARS)]):
+            want = np.result_type(base, np.min_scalar_type(alpha), np.min_scalar_type(beta))
+            y = np.ones(9, dtype=want)
+            with ascend_linalg.use_backend(kernel_device()):
+                got = spmv(A, x, alpha=alpha, beta=beta, y=None if beta == 0 else y.copy())
+            assert got.dtype == want, (alpha, beta)
+            with np.errstate(invalid="ignore"):  # inf * 0
+                ref = want.type(alpha) * (A.toarray().astype(want) @ x.astype(want)) + want.type(beta) * y
+            np.testing.assert_allclose(got, ref, rtol=1e-5 if want.itemsize <= 8 else 1e-12)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_beta_zero_never_reads_y(backend):
     A = csr_array(np.array([[1.0, 2.0], [0.0, 3.0]]))

@@ -13,7 +13,7 @@ from .._core import HostError
 from .._routing import kernel_lacking, record, route, use_backend
 from ._classes import _Routed
 from ._residency import track
-from ._matvec import _KERNEL_DTYPES, _index_arrays, _operand, run_spmv, sources
+from ._matvec import _KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, run_spmv, sources
 
 __all__ = ["spmv"]
 
@@ -33,7 +33,8 @@ _I32 = np.dtype(np.int32)
 def _is_half(dtype):
     """float16, or ml_dtypes' bfloat16 (recognised by name: ml_dtypes is only
     imported by whoever made such an array)."""
-    return dtype == np.float16 or dtype.name == "bfloat16"
+    # itemsize first: dtype.name costs microseconds, and every call asks twice
+    return dtype.itemsize == 2 and (dtype == np.float16 or dtype.name == "bfloat16")
 
 
 def _mixed_mode(a_dtype, x_dtype, compute_dtype):
@@ -53,6 +54,29 @@ def _mixed_mode(a_dtype, x_dtype, compute_dtype):
         return compute, (compute,)
     raise TypeError(f"spmv: compute_dtype={compute} is supported for float16/bfloat16 A and x "
                     f"(float32) and int32 A and x (int32 or float32), not {a_dtype} and {x_dtype}")
+
+
+_U8 = np.dtype(np.uint8)
+_COMPUTE = {}  # (A, x, alpha's, beta's min_scalar_type chars) -> compute dtype
+
+
+def _min_scalar_type(value):
+    """np.min_scalar_type, without its cost for the usual small Python ints."""
+    if type(value) is int and 0 <= value < 256:
+        return _U8
+    return np.min_scalar_type(value)
+
+
+def _compute_dtype(a_dtype, x_dtype, alpha, beta):
+    """scipy's product dtype of A and x, widened to hold alpha and beta
+    (memoised: np.result_type and upcast_char cost microseconds a call)."""
+    key = (a_dtype.char, x_dtype.char, _min_scalar_type(alpha).char, _min_scalar_type(beta).char)
+    dtype = _COMPUTE.get(key)
+    if dtype is None:
+        dtype = np.result_type(np.dtype(upcast_char(a_dtype.char, x_dtype.char)),
+                               _min_scalar_type(alpha), _min_scalar_type(beta))
+        _COMPUTE[key] = dtype
+    return dtype
 
 
 def _raw_csr(A, shape):
@@ -138,8 +162,7 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     if out_dtype is not None:
         raise TypeError("spmv: out_dtype is only for the float16/bfloat16 modes; "
                         "y has the compute dtype")
-    dtype = np.result_type(np.dtype(upcast_char(A.dtype.char, x.dtype.char)),
-                           np.min_scalar_type(alpha), np.min_scalar_type(beta))
+    dtype = _compute_dtype(A.dtype, x.dtype, alpha, beta)
     out_shape = (rows,) + x.shape[1:]
     if y is None:
         y = np.empty(out_shape, dtype=dtype) if beta == 0 else np.zeros(out_shape, dtype=dtype)
@@ -166,12 +189,13 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
-            target = y if all(s >= 0 and s % dtype.itemsize == 0 for s in y.strides) else np.array(y)
+            target = y if y.flags.c_contiguous or all(s >= 0 and s % dtype.itemsize == 0 for s in y.strides) \
+                else np.array(y)
             try:
                 run_spmv(backend, A if own else None, version, srcs, hooked,
-                         kernel_trans, np.array([alpha], dtype=dtype), index[0], index[1],
-                         np.ascontiguousarray(srcs[0], dtype=dtype), srows, scols, _operand(x, dtype),
-                         np.array([beta], dtype=dtype), target)
+                         kernel_trans, _ONE[dtype] if alpha == 1 else np.array([alpha], dtype=dtype),
+                         index[0], index[1], np.ascontiguousarray(srcs[0], dtype=dtype), srows, scols,
+                         _operand(x, dtype), _ZERO[dtype] if beta == 0 else np.array([beta], dtype=dtype), target)
                 reason = None
             except HostError as exc:  # y is untouched when a call fails
                 reason = kernel_lacking(backend, exc)
