@@ -5,10 +5,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ascend_linalg/al_blas.h"
@@ -171,6 +173,110 @@ void csymm(const std::string& device, int side, int lower, std::complex<float> a
                                                       A.data, A.ld, B.data, B.ld, &be, C.data, C.ld);
     });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alCsymm", st);
+}
+
+// blas.csymm's common call, decided and run in one binding: complex64
+// Fortran-contiguous ndarrays a and b, c None or a 2-D complex64 ndarray, plain
+// int flags (side and lower 0 or 1), alpha and beta Python int/float/complex.
+// Returns the result array, or None for anything else (including every
+// argument error), which the caller then takes through its general path: the
+// same results and errors as that path, without its Python checks, which cost
+// more than a small product (ascend_linalg/linalg/_csymm.py).
+PyTypeObject* gNdarray = nullptr;  // numpy.ndarray, set when the module loads
+bool exactArray(py::handle h) { return Py_TYPE(h.ptr()) == gNdarray; }
+bool fastScalar(py::handle h, std::complex<float>* out, bool* zero = nullptr) {
+    if (!PyLong_CheckExact(h.ptr()) && !PyFloat_CheckExact(h.ptr()) && !PyComplex_CheckExact(h.ptr())) return false;
+    const Py_complex v = PyComplex_AsCComplex(h.ptr());  // complex(value), as the Python path
+    if (v.real == -1.0 && PyErr_Occurred()) {  // an int too large for a double: the Python path raises
+        PyErr_Clear();
+        return false;
+    }
+    *out = std::complex<float>(static_cast<float>(v.real), static_cast<float>(v.imag));
+    if (zero) *zero = v.real == 0 && v.imag == 0;
+    return true;
+}
+bool fastFlag(py::handle h, long* out) {
+    if (!PyLong_CheckExact(h.ptr())) return false;
+    int overflow = 0;
+    *out = PyLong_AsLongAndOverflow(h.ptr(), &overflow);
+    return !overflow && !(*out == -1 && PyErr_Occurred());
+}
+// [lowest, highest] byte an array view may touch, for the overlap test
+// (np.may_share_memory's bounds test).
+std::pair<uintptr_t, uintptr_t> byteBounds(const py::array& arr) {
+    uintptr_t lo = reinterpret_cast<uintptr_t>(arr.data()), hi = lo;
+    for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
+        if (arr.shape(d) == 0) return {1, 0};  // empty: touches nothing
+        const py::ssize_t span = (arr.shape(d) - 1) * arr.strides(d);
+        if (span < 0) lo -= static_cast<uintptr_t>(-span);
+        else hi += static_cast<uintptr_t>(span);
+    }
+    return {lo, hi + static_cast<uintptr_t>(arr.itemsize()) - 1};
+}
+bool overlaps(const py::array& x, const py::array& y) {
+    auto bx = byteBounds(x), by = byteBounds(y);
+    return bx.first <= bx.second && by.first <= by.second && bx.first <= by.second && by.first <= bx.second;
+}
+
+py::object csymmFast(const std::string& device, py::handle alpha, py::handle a, py::handle b, py::handle beta,
+                     py::handle c, py::handle side, py::handle lower, py::handle overwriteC) {
+    using C64 = py::array_t<std::complex<float>>;
+    long sd, lw;
+    std::complex<float> al, be;
+    bool betaZero = false;
+    if (!exactArray(a) || !exactArray(b) || !(c.is_none() || exactArray(c)) || !fastFlag(side, &sd) ||
+        !fastFlag(lower, &lw) || !PyLong_CheckExact(overwriteC.ptr()) || (sd != 0 && sd != 1) ||
+        (lw != 0 && lw != 1) || !py::isinstance<C64>(a) || !py::isinstance<C64>(b) || !fastScalar(alpha, &al) ||
+        !fastScalar(beta, &be, &betaZero))
+        return py::none();
+    auto A = py::reinterpret_borrow<py::array>(a), B = py::reinterpret_borrow<py::array>(b);
+    if (A.ndim() != 2 || B.ndim() != 2 || !(A.flags() & py::array::f_style) || !(B.flags() & py::array::f_style))
+        return py::none();
+    // (m, n) as scipy derives them; a mismatch or a non-square a: the general path
+    const int64_t m = sd ? B.shape(0) : A.shape(0), n = sd ? A.shape(1) : B.shape(1);
+    if ((sd ? B.shape(1) : A.shape(1)) != (sd ? A.shape(0) : B.shape(0)) || A.shape(0) != A.shape(1))
+        return py::none();
+    py::object out;
+    if (c.is_none()) {
+        out = py::array_t<std::complex<float>, py::array::f_style>({m, n});  // np.empty / np.zeros
+        if (!betaZero && m * n > 0)
+            std::memset(py::reinterpret_borrow<py::array>(out).mutable_data(), 0, size_t(m * n) * 8);
+    } else {
+        auto Cin = py::reinterpret_borrow<py::array>(c);
+        if (Cin.ndim() != 2 || Cin.size() == 0 || !py::isinstance<C64>(c) || Cin.shape(0) != m ||
+            Cin.shape(1) != n)
+            return py::none();
+        const int writeable = py::detail::npy_api::NPY_ARRAY_WRITEABLE_, aligned = 0x0100;  // NPY_ARRAY_ALIGNED
+        // overwrite_c counts by its truth, as in the Python path (an exact int: no __bool__ to call)
+        const int want = py::array::f_style | writeable | aligned;
+        if (PyObject_IsTrue(overwriteC.ptr()) == 1 && (Cin.flags() & want) == want) {
+            if (overlaps(Cin, A) || overlaps(Cin, B)) return py::none();  // operands read from copies there
+            out = py::reinterpret_borrow<py::object>(c);
+        } else {  // a Fortran-ordered copy, whatever c's strides
+            py::array_t<std::complex<float>, py::array::f_style> copy({m, n});
+            auto* dst = reinterpret_cast<char*>(copy.mutable_data());
+            const auto* src = static_cast<const char*>(Cin.data());
+            const py::ssize_t s0 = Cin.strides(0), s1 = Cin.strides(1);
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t i = 0; i < m; ++i) std::memcpy(dst + (i + j * m) * 8, src + i * s0 + j * s1, 8);
+            out = std::move(copy);
+        }
+    }
+    ColMajor Av = colMajorView(a, "a", false), Bv = colMajorView(b, "b", false),
+             Cv = colMajorView(out, "c", true);
+    alHandle_t h = handleFor(device);
+    const alComplex alc{al.real(), al.imag()}, bec{be.real(), be.imag()};
+    // Owned across the GIL release as a raw reference (see retakeGil): a
+    // forced unwind leaks it, a normal return hands it back.
+    PyObject* raw = out.release().ptr();
+    alStatus_t st = AL_STATUS_INTERNAL_ERROR;
+    withoutGil([&] {
+        st = alCsymm(h, sd ? AL_SIDE_RIGHT : AL_SIDE_LEFT, lw ? AL_FILL_LOWER : AL_FILL_UPPER, m, n, &alc, Av.data,
+                     Av.ld, Bv.data, Bv.ld, &bec, Cv.data, Cv.ld);
+    });
+    py::object result = py::reinterpret_steal<py::object>(raw);
+    if (st != AL_STATUS_SUCCESS) raiseStatus("alCsymm", st);
+    return result;
 }
 
 // The host C API with raw arguments, for the status-order tests. Buffers must
@@ -369,8 +475,14 @@ PYBIND11_MODULE(_core, m) {
     m.doc() = "ascend_linalg host layer binding";
     static py::exception<std::runtime_error> hostError(m, "HostError", PyExc_RuntimeError);
     gHostError = hostError.ptr();
+    // a function-local static would import under its init guard: a second
+    // thread holding the GIL and waiting on that guard would deadlock
+    gNdarray = reinterpret_cast<PyTypeObject*>(py::object(py::module_::import("numpy").attr("ndarray")).release().ptr());
     m.def("csymm", &csymm, py::arg("device"), py::arg("side"), py::arg("lower"), py::arg("alpha"),
           py::arg("a"), py::arg("b"), py::arg("beta"), py::arg("c"), py::arg("b_row_major") = false);
+    m.def("csymm_fast", &csymmFast, py::arg("device"), py::arg("alpha"), py::arg("a"), py::arg("b"),
+          py::arg("beta"), py::arg("c"), py::arg("side"), py::arg("lower"), py::arg("overwrite_c"),
+          "blas.csymm's common call in one step; None where the general path must decide");
     m.def("csymm_raw", &csymmRaw, py::arg("null_handle"), py::arg("side"), py::arg("uplo"), py::arg("m"),
           py::arg("n"), py::arg("alpha"), py::arg("a"), py::arg("lda"), py::arg("b"), py::arg("ldb"),
           py::arg("beta"), py::arg("c"), py::arg("ldc"), py::arg("row_major_b") = false);

@@ -712,3 +712,105 @@ def test_thread_count_gives_the_same_bits(rng, m, n, side):
     for threads in (2, 3, 5):
         for got, want in zip(results[threads], results[1]):
             assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), threads
+
+
+# ---------------------------------------------------------------- fast binding
+def _fast_cases(rng):
+    """(label, args, kwargs, fast): calls the one-step binding (_core.csymm_fast)
+    must take (fast True) or hand back to the general path (fast False)."""
+    a, b, c = operands(rng, 5, 3, 0)
+    ar, br, _ = operands(rng, 4, 6, 1)
+    unaligned = np.frombuffer(bytearray(5 * 3 * 8 + 1), dtype=C64, offset=1, count=15).reshape(5, 3, order="F")
+    assert not unaligned.flags.aligned
+    unaligned[...] = c
+    read_only = c.copy(order="F")
+    read_only.flags.writeable = False
+    shared = crand(rng, 5, 8)  # c written in place over a's last column
+    return [
+        ("c None, beta 0", (1 + 1j, a, b), {}, True),
+        ("c None, beta 1", (2, a, b, 1), {}, True),
+        ("c None, beta tiny", (2, a, b, 1e-300), {}, True),  # 0 in float32, not 0: zeros either way
+        ("side 1, lower", (-1.5, ar, br, 0.5j), {"side": 1, "lower": 1}, True),
+        ("F c, copy", (1, a, b, 2, c.copy(order="F")), {}, True),
+        ("F c, overwrite", (1, a, b, 2, c.copy(order="F")), {"overwrite_c": 1}, True),
+        ("C c, overwrite", (1, a, b, 2, np.ascontiguousarray(c)), {"overwrite_c": 1}, True),
+        ("reversed c", (1, a, b, 2, c.copy()[::-1, ::-1]), {"overwrite_c": 1}, True),
+        ("unaligned c", (1, a, b, 2, unaligned), {"overwrite_c": 1}, True),
+        ("read-only c", (1, a, b, 2, read_only), {"overwrite_c": 1}, True),
+        ("big overwrite flag", (1, a, b, 2, c.copy(order="F")), {"overwrite_c": 2 ** 70}, True),
+        ("c over a", (1, shared[:, :5], b, 1, shared[:, 4:7]), {"overwrite_c": 1}, False),
+        ("c complex128", (1, a, b, 2, c.astype(np.complex128)), {}, False),
+        ("C-ordered a", (1, np.ascontiguousarray(a), b), {}, False),
+        ("float64 b", (1, a, b.real.astype(np.float64, order="F")), {}, False),
+        ("bool flag", (1, a, b), {"lower": True}, False),
+        ("numpy alpha", (np.complex64(1j), a, b), {}, False),
+        ("alpha None", (None, a, b), {}, False),
+        ("alpha too large", (10 ** 400, a, b), {}, False),
+        ("side 2", (1, a, b), {"side": 2}, False),
+        ("shapes differ", (1, a, b.T.copy(order="F")), {}, False),
+        ("c wrong shape", (1, a, b, 1, crand(rng, 3, 5)), {}, False),
+        ("empty c", (1, a[:0, :0], b[:0], 1, np.zeros((0, 3), C64, order="F")), {}, False),
+        ("non-square a", (1, crand(rng, 5, 6), crand(rng, 6, 3)), {}, False),
+    ]
+
+
+def _outcome(call):
+    try:
+        return "ok", call()
+    except Exception as exc:  # noqa: BLE001 - the exception itself is compared
+        return "raised", exc
+
+
+@pytest.mark.parametrize("i", range(24))
+def test_fast_binding_matches_general_path(rng, monkeypatch, i):
+    """Each call gives the same bits, the same object identity, the same
+    changes to its arguments and the same exception whether the one-step
+    binding or the general Python path handles it; and the binding takes
+    exactly the calls it is meant for."""
+    import ascend_linalg
+    from ascend_linalg import _core
+    from ascend_linalg.testing import dispatch_records
+    cases = _fast_cases(np.random.default_rng(i))
+    assert len(cases) == 24
+    label, args, kwargs, fast = cases[i]
+    copies = lambda: ([np.copy(x, order="K") if isinstance(x, np.ndarray) else x for x in args],  # noqa: E731
+                      {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()})
+    real_fast = _core.csymm_fast
+    taken = []
+
+    def spy(*a, **k):
+        out = real_fast(*a, **k)
+        taken.append(out is not None)
+        return out
+
+    runs = {}
+    # the general path gets copies taken before the fast one may write in place;
+    # where flags or memory sharing must survive, both get the same objects
+    # (restored in between)
+    keep = "read-only" in label or "unaligned" in label or "c over a" in label
+    general = (list(args), dict(kwargs)) if keep else copies()
+    for path in ("fast", "general"):
+        a_, k_ = general if path == "general" else (list(args), dict(kwargs))
+        before = [np.array(x, dtype=np.complex128) if isinstance(x, np.ndarray) else None for x in a_]
+        monkeypatch.setattr(_core, "csymm_fast", spy if path == "fast" else (lambda *a, **k: None))
+        with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+            kind, value = _outcome(lambda: blas.csymm(*a_, **k_))
+        after = [np.array(x, dtype=np.complex128) if isinstance(x, np.ndarray) else None for x in a_]
+        same_obj = kind == "ok" and any(value is x for x in a_)
+        runs[path] = (kind, value, same_obj, [b_ is not None and not np.array_equal(b_, a2, equal_nan=True)
+                                              for b_, a2 in zip(before, after)], recs)
+        if path == "fast":
+            assert taken == [fast], label
+        if keep:  # restore what a run in place changed, for the second path
+            for x, b_ in zip(a_, before):
+                if isinstance(x, np.ndarray) and x.flags.writeable:
+                    x[...] = b_
+    (k1, v1, s1, ch1, r1), (k2, v2, s2, ch2, r2) = runs["fast"], runs["general"]
+    assert k1 == k2, (label, v1, v2)
+    if k1 == "raised":
+        assert type(v1) is type(v2) and str(v1) == str(v2), label
+        return
+    assert r1 == r2, label
+    assert s1 == s2 and ch1 == ch2, label
+    assert v1.dtype == v2.dtype and v1.shape == v2.shape and v1.flags.f_contiguous == v2.flags.f_contiguous
+    np.testing.assert_array_equal(v1.view(np.uint64), v2.view(np.uint64), err_msg=label)

@@ -198,45 +198,26 @@ def _core_module():
     return _CORE[0]
 
 
-def _prepare_common(alpha, a, b, beta, c, side, lower, overwrite_c):
-    """_prepare for the most common call, or None: complex64 Fortran-ordered
-    ndarrays a and b, no c or a 2-D ndarray c, plain int flags and Python
-    number scalars. Same
-    results and errors as _prepare, without its general conversions, which
-    cost more than a small product."""
-    if ((c is None or (type(c) is np.ndarray and c.ndim == 2 and c.size > 0)) and type(a) is np.ndarray
-            and type(b) is np.ndarray and type(side) is int and type(lower) is int and type(overwrite_c) is int
-            and type(alpha) in _FAST_SCALARS and type(beta) in _FAST_SCALARS and a.dtype == _C64
-            and b.dtype == _C64 and a.ndim == 2 and b.ndim == 2 and a.flags.f_contiguous
-            and b.flags.f_contiguous and (side == 0 or side == 1) and (lower == 0 or lower == 1)):
-        m, n = _dims(a, b, side)
-        beta = complex(beta)
-        cout = _output(c, m, n, beta, overwrite_c)
-        if cout is c:  # written in place: operands sharing its memory are read from copies
-            if np.may_share_memory(cout, a):
-                a = a.copy(order="F")
-            if np.may_share_memory(cout, b):
-                b = b.copy(order="F")
-        return side, lower, complex(alpha), a, b, False, beta, cout
-    return None
-
-
 def csymm(alpha, a, b, beta=0, c=None, side=0, lower=0, overwrite_c=0):
     backend = route("csymm")
     if backend != "scipy":
-        try:
-            prepared = _prepare_common(alpha, a, b, beta, c, side, lower, overwrite_c)
-            side_, lower_, alpha_, a_, b_, b_row_major, beta_, cout = prepared or _prepare(
-                alpha, a, b, beta, c, side, lower, overwrite_c, row_major_b_ok=backend == "cpu")
-        except _Fallback as why:
-            record("csymm", "scipy", str(why))
-            return _scipy(alpha, a, b, beta, c, side, lower, overwrite_c)
         _core = _core_module()
         try:
-            if b_row_major:  # b_ is B^T (a C-ordered b, uncopied)
-                _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout, b_row_major=True)
-            else:
-                _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout)
+            # The common call (complex64 Fortran-ordered a and b, c None or a
+            # complex64 array, plain flags and scalars) is checked and run by
+            # one binding; None: the general path below decides.
+            cout = _core.csymm_fast(backend, alpha, a, b, beta, c, side, lower, overwrite_c)
+            if cout is None:
+                try:
+                    side_, lower_, alpha_, a_, b_, b_row_major, beta_, cout = _prepare(
+                        alpha, a, b, beta, c, side, lower, overwrite_c, row_major_b_ok=backend == "cpu")
+                except _Fallback as why:
+                    record("csymm", "scipy", str(why))
+                    return _scipy(alpha, a, b, beta, c, side, lower, overwrite_c)
+                if b_row_major:  # b_ is B^T (a C-ordered b, uncopied)
+                    _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout, b_row_major=True)
+                else:
+                    _core.csymm(backend, side_, lower_, alpha_, a_, b_, beta_, cout)
         except _core.HostError as exc:  # outputs are untouched when a call fails
             why = kernel_lacking(backend, exc)
             if why is None:
