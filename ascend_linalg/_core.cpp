@@ -229,37 +229,44 @@ py::object csymmFast(const std::string& device, py::handle alpha, py::handle a, 
         (lw != 0 && lw != 1) || !py::isinstance<C64>(a) || !py::isinstance<C64>(b) || !fastScalar(alpha, &al) ||
         !fastScalar(beta, &be, &betaZero))
         return py::none();
-    auto A = py::reinterpret_borrow<py::array>(a), B = py::reinterpret_borrow<py::array>(b);
-    if (A.ndim() != 2 || B.ndim() != 2 || !(A.flags() & py::array::f_style) || !(B.flags() & py::array::f_style))
-        return py::none();
-    // (m, n) as scipy derives them; a mismatch or a non-square a: the general path
-    const int64_t m = sd ? B.shape(0) : A.shape(0), n = sd ? A.shape(1) : B.shape(1);
-    if ((sd ? B.shape(1) : A.shape(1)) != (sd ? A.shape(0) : B.shape(0)) || A.shape(0) != A.shape(1))
-        return py::none();
+    // No frame may own a Python reference while the GIL is released (see
+    // retakeGil): the array objects below live in this block only, and the
+    // result is held as a raw reference across the launch.
+    int64_t m, n;
     py::object out;
-    if (c.is_none()) {
-        out = py::array_t<std::complex<float>, py::array::f_style>({m, n});  // np.empty / np.zeros
-        if (!betaZero && m * n > 0)
-            std::memset(py::reinterpret_borrow<py::array>(out).mutable_data(), 0, size_t(m * n) * 8);
-    } else {
-        auto Cin = py::reinterpret_borrow<py::array>(c);
-        if (Cin.ndim() != 2 || Cin.size() == 0 || !py::isinstance<C64>(c) || Cin.shape(0) != m ||
-            Cin.shape(1) != n)
+    {
+        auto A = py::reinterpret_borrow<py::array>(a), B = py::reinterpret_borrow<py::array>(b);
+        if (A.ndim() != 2 || B.ndim() != 2 || !(A.flags() & py::array::f_style) || !(B.flags() & py::array::f_style))
             return py::none();
-        const int writeable = py::detail::npy_api::NPY_ARRAY_WRITEABLE_, aligned = 0x0100;  // NPY_ARRAY_ALIGNED
-        // overwrite_c counts by its truth, as in the Python path (an exact int: no __bool__ to call)
-        const int want = py::array::f_style | writeable | aligned;
-        if (PyObject_IsTrue(overwriteC.ptr()) == 1 && (Cin.flags() & want) == want) {
-            if (overlaps(Cin, A) || overlaps(Cin, B)) return py::none();  // operands read from copies there
-            out = py::reinterpret_borrow<py::object>(c);
-        } else {  // a Fortran-ordered copy, whatever c's strides
-            py::array_t<std::complex<float>, py::array::f_style> copy({m, n});
-            auto* dst = reinterpret_cast<char*>(copy.mutable_data());
-            const auto* src = static_cast<const char*>(Cin.data());
-            const py::ssize_t s0 = Cin.strides(0), s1 = Cin.strides(1);
-            for (int64_t j = 0; j < n; ++j)
-                for (int64_t i = 0; i < m; ++i) std::memcpy(dst + (i + j * m) * 8, src + i * s0 + j * s1, 8);
-            out = std::move(copy);
+        // (m, n) as scipy derives them; a mismatch or a non-square a: the general path
+        m = sd ? B.shape(0) : A.shape(0);
+        n = sd ? A.shape(1) : B.shape(1);
+        if ((sd ? B.shape(1) : A.shape(1)) != (sd ? A.shape(0) : B.shape(0)) || A.shape(0) != A.shape(1))
+            return py::none();
+        if (c.is_none()) {
+            out = py::array_t<std::complex<float>, py::array::f_style>({m, n});  // np.empty / np.zeros
+            if (!betaZero && m * n > 0)
+                std::memset(py::reinterpret_borrow<py::array>(out).mutable_data(), 0, size_t(m * n) * 8);
+        } else {
+            auto Cin = py::reinterpret_borrow<py::array>(c);
+            if (Cin.ndim() != 2 || Cin.size() == 0 || !py::isinstance<C64>(c) || Cin.shape(0) != m ||
+                Cin.shape(1) != n)
+                return py::none();
+            const int writeable = py::detail::npy_api::NPY_ARRAY_WRITEABLE_, aligned = 0x0100;  // NPY_ARRAY_ALIGNED
+            // overwrite_c counts by its truth, as in the Python path (an exact int: no __bool__ to call)
+            const int want = py::array::f_style | writeable | aligned;
+            if (PyObject_IsTrue(overwriteC.ptr()) == 1 && (Cin.flags() & want) == want) {
+                if (overlaps(Cin, A) || overlaps(Cin, B)) return py::none();  // operands read from copies there
+                out = py::reinterpret_borrow<py::object>(c);
+            } else {  // a Fortran-ordered copy, whatever c's strides
+                py::array_t<std::complex<float>, py::array::f_style> copy({m, n});
+                auto* dst = reinterpret_cast<char*>(copy.mutable_data());
+                const auto* src = static_cast<const char*>(Cin.data());
+                const py::ssize_t s0 = Cin.strides(0), s1 = Cin.strides(1);
+                for (int64_t j = 0; j < n; ++j)
+                    for (int64_t i = 0; i < m; ++i) std::memcpy(dst + (i + j * m) * 8, src + i * s0 + j * s1, 8);
+                out = std::move(copy);
+            }
         }
     }
     ColMajor Av = colMajorView(a, "a", false), Bv = colMajorView(b, "b", false),
@@ -477,7 +484,10 @@ PYBIND11_MODULE(_core, m) {
     gHostError = hostError.ptr();
     // a function-local static would import under its init guard: a second
     // thread holding the GIL and waiting on that guard would deadlock
-    gNdarray = reinterpret_cast<PyTypeObject*>(py::object(py::module_::import("numpy").attr("ndarray")).release().ptr());
+    {
+        py::object type = py::module_::import("numpy").attr("ndarray");
+        gNdarray = reinterpret_cast<PyTypeObject*>(type.release().ptr());  // kept for the process
+    }
     m.def("csymm", &csymm, py::arg("device"), py::arg("side"), py::arg("lower"), py::arg("alpha"),
           py::arg("a"), py::arg("b"), py::arg("beta"), py::arg("c"), py::arg("b_row_major") = false);
     m.def("csymm_fast", &csymmFast, py::arg("device"), py::arg("alpha"), py::arg("a"), py::arg("b"),
