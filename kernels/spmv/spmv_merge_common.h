@@ -258,32 +258,6 @@ __attribute__((always_inline)) inline T unrolledDot(const T* val, const I* idx, 
     return acc;
 }
 
-// unrolledDot over two rows of the same length at once, ending at e and e2:
-// two independent chains in one pass, each with unrolledDot's terms in
-// unrolledDot's order (so each row gets the same bits). One indirect jump for
-// two rows, and the second row's additions fill the first's latency.
-template <bool Unit, class T, class I>
-__attribute__((always_inline)) inline void unrolledDot2(const T* val, const I* idx, int64_t e, int64_t e2,
-                                                         int64_t len, const T* x, int64_t xs, T* out, T* out2) {
-    T acc{}, acc2{};
-#define AL_SPMV_TERM2(j)                                                                                   \
-    case j: {                                                                                              \
-        T p = mul(val[e - j], x[static_cast<int64_t>(static_cast<UIndex<I>>(idx[e - j])) * (Unit ? 1 : xs)]); \
-        T q = mul(val[e2 - j], x[static_cast<int64_t>(static_cast<UIndex<I>>(idx[e2 - j])) * (Unit ? 1 : xs)]); \
-        keepScalar(p);                                                                                     \
-        keepScalar(q);                                                                                     \
-        acc = add(acc, p);                                                                                 \
-        acc2 = add(acc2, q);                                                                               \
-        keepScalar(acc);                                                                                   \
-        keepScalar(acc2);                                                                                  \
-    }                                                                                                      \
-        [[fallthrough]];
-    AL_SPMV_UNROLLED(len, AL_SPMV_TERM2)
-#undef AL_SPMV_TERM2
-    *out = acc;
-    *out2 = acc2;
-}
-
 // Software prefetch of the values and indices this many bytes ahead of the
 // row being worked on (both kernels, once per row). The hardware prefetcher
 // alone left one core well short of the bandwidth on these streams: on the
@@ -365,25 +339,6 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
             const int64_t len = n - a;  // >= 0: the chunk's indptr is non-decreasing
             if (__builtin_expect(len <= kUnroll, 1)) {
                 if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
-                // The next row of the chunk (its indptr checked with this one's)
-                // as long: both at once.
-                if (Pf != kPfScattered && r + 1 < re) {
-                    const int64_t n2 = static_cast<int64_t>(indptr[r + 2]);
-                    if (n2 - n == len) {
-                        if (!checkAhead(idx, &chk, n2, kHi, lim)) return 1;
-                        if (Pf != kPfNone) {  // the second row's lines too, as its own visit would
-                            prefetchAhead(val + n2);
-                            prefetchAhead(idx + n2);
-                        }
-                        T acc2;
-                        unrolledDot2<Unit>(val, idx, n, n2, len, x, xs, &acc, &acc2);
-                        epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
-                        epilogue(Mode, alpha, beta, A1 ? acc2 : scale(alpha, acc2), y + (r + 1) * ys, true);
-                        a = n2;
-                        ++r;
-                        continue;
-                    }
-                }
                 acc = unrolledDot<Unit>(val, idx, n, len, x, xs);
             } else if (len >= kLongRow) {  // checks as it goes
                 acc = dot(val, idx, a, n, x, xs, cols, &bad);
