@@ -60,7 +60,7 @@ class use_backend(contextlib.ContextDecorator):
     function), in this thread/task only.
 
     A class rather than ``contextlib.contextmanager``: entering and leaving
-    costs a third as much, which shows on per-call use around small products.
+    costs about half as much, which shows on per-call use around small products.
     One object may be entered again while it is active (the tokens stack).
     """
     __slots__ = ("_name", "_tokens")

@@ -109,6 +109,20 @@ def test_strided_and_reversed_y_written_in_place():
     np.testing.assert_allclose(base[::-2], want)
 
 
+def test_y_with_odd_stride_on_a_length_one_axis():
+    # numpy calls such a y C-contiguous (length-1 axes' strides are ignored),
+    # but the kernel takes strides in items: it is written through a copy
+    from numpy.lib.stride_tricks import as_strided
+    A = csr_array(np.arange(15.0).reshape(5, 3))
+    base = np.full(5, np.nan)
+    y = as_strided(base, shape=(5, 1), strides=(8, 3))
+    assert y.flags.c_contiguous
+    with ascend_linalg.use_backend(kernel_device()):
+        got = spmv(A, np.ones((3, 1)), y=y)
+    assert got is y
+    np.testing.assert_array_equal(base, A.toarray().sum(axis=1))
+
+
 def test_dtype_without_kernel_falls_back_with_reason():
     A = csr_array(np.array([[1, 0], [1, 1]], dtype=np.int8))
     with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:

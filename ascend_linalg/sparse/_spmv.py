@@ -189,8 +189,8 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
-            target = y if y.flags.c_contiguous or all(s >= 0 and s % dtype.itemsize == 0 for s in y.strides) \
-                else np.array(y)
+            # (not flags.c_contiguous: that ignores the strides of length-1 axes)
+            target = y if all(s >= 0 and s % dtype.itemsize == 0 for s in y.strides) else np.array(y)
             try:
                 run_spmv(backend, A if own else None, version, srcs, hooked,
                          kernel_trans, _ONE[dtype] if alpha == 1 else np.array([alpha], dtype=dtype),
