@@ -356,15 +356,22 @@ def _transposed_product(A, x):
     return B @ x
 
 
-@pytest.mark.parametrize("layout", ["random", "stencil"])
+@pytest.mark.parametrize("layout", ["random", "stencil", "mixed"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 def test_short_rows_give_scipys_bits(rng, dtype, layout):
     # Rows shorter than the long-row threshold are summed as scipy's
     # sparsetools sums them: one accumulator, rounded products, in order.
-    # The stencil's neighbouring rows share their length (summed two at a
-    # time by the kernel); the random rows mostly do not.
+    # Random and stencil rows average under 16 nonzeros (the kernel's chunks
+    # of short rows); the mixed rows alternate 5 and 31 nonzeros, 18 on
+    # average, so they take the row-by-row path (its unrolled chain and its
+    # counted loop).
     if layout == "random":
         S = sp.random(3000, 2000, density=0.004, random_state=3, format="csr").astype(dtype)
+    elif layout == "mixed":
+        lengths = np.tile([5, 31], 1500)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        cols = np.concatenate([np.sort(rng.choice(2000, n, replace=False)) for n in lengths])
+        S = sp.csr_matrix((rng.standard_normal(indptr[-1]), cols, indptr), shape=(3000, 2000)).astype(dtype)
     else:
         S = sp.diags([rng.standard_normal(2000 - abs(d)) for d in (-45, -1, 0, 1, 45)], [-45, -1, 0, 1, 45],
                      shape=(2000, 2000), format="csr").astype(dtype)

@@ -146,6 +146,16 @@ inline T dotScalar(const T* val, const I* idx, int64_t ka, int64_t kb, const T* 
 // long rows' by the checked dot product. A malformed chunk or span flags the
 // kernel, which stops.
 constexpr int64_t kChunkRows = 256;
+// A chunk whose rows average at most kFastAvg nonzeros (in a block that is not
+// scattered) has all its indices checked in one vectorised pass before any
+// row runs; its rows then sum with the counted loop (shortDot; the checked dot
+// from kLongRow on) and no check or indirect jump per row. Against the per-row
+// span check with unrolledDot, one thread, 112^2 Poisson float64 in cache,
+// C++, 10 alternating runs of 5000 products: 57.4 -> 40.5 us a product
+// (fastest run); 0.76-0.77x -> 1.02-1.03x the speed of scipy's loop in the
+// harness (float32 0.98-0.99 -> 1.07). The unrolled chain inside this path
+// took 55.5 us. Large (streaming) matrices: no change beyond the noise.
+constexpr int64_t kFastAvg = 16;
 // Clamped indices are checked in spans of about this many nonzeros, while
 // they are still in L1.
 constexpr int64_t kCheckSpan = 2048;
@@ -215,7 +225,7 @@ inline bool checkAhead(const I* idx, int64_t* chk, int64_t need, int64_t kHi, UI
     return true;
 }
 template <bool Unit, class T, class I>
-inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs) {
+__attribute__((always_inline)) inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs) {
     T acc{};
     for (int64_t k = ka; k < kb; ++k) {
         const UIndex<I> c = static_cast<UIndex<I>>(idx[k]);
@@ -321,6 +331,23 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
         const int64_t re = std::min(rb, r + kChunkRows);
         const int64_t e = static_cast<int64_t>(indptr[re]);
         if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
+        if (Pf != kPfScattered && e - a <= kFastAvg * (re - r)) {  // see kFastAvg
+            if (!chunkIndicesOk(idx, a, e, lim)) return 1;
+            chk = std::max(chk, e);
+            for (; r < re; ++r) {
+                const int64_t n = static_cast<int64_t>(indptr[r + 1]);
+                if (Pf != kPfNone) {
+                    prefetchAhead(val + n);
+                    prefetchAhead(idx + n);
+                }
+                T acc;
+                if (__builtin_expect(n - a < kLongRow, 1)) acc = shortDot<Unit>(val, idx, a, n, x, xs);
+                else acc = dot(val, idx, a, n, x, xs, cols, &bad);
+                epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
+                a = n;
+            }
+            continue;
+        }
         for (; r < re; ++r) {
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
             if (Pf == kPfScattered) {

@@ -184,7 +184,26 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     }
     while (r < s.r1) {
         const int64_t re = std::min(s.r1, r + kChunkRows);
-        if (static_cast<int64_t>(indptr[re]) > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
+        const int64_t ce = static_cast<int64_t>(indptr[re]);
+        if (ce > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
+        if (Pf == kPfNone && ce - a <= kFastAvg * (re - r)) {
+            // An in-cache block's chunk of short rows (kFastAvg): its spans
+            // checked and touched first, then the counted loop per row, with
+            // no check or jump per row. One thread, 112^2 Poisson float64,
+            // C++, 6 alternating runs of 5000 products: 58.8 -> 49.5 us a
+            // product (fastest run). Streaming blocks keep the unrolled chain:
+            // with this loop, 2e6-row banded float32 A^T x took 18.3-18.8 ms
+            // instead of 13.0-13.5, 2000^2 Poisson 21.3-22.5 instead of
+            // 17.4-18.0 (2 threads, 3 alternating runs).
+            while (chk < ce)
+                if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return 1;
+            for (; r < re; ++r) {
+                const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+                scatterRow(val, idx, a, e, x[r * xs], part);
+                a = e;
+            }
+            continue;
+        }
         for (; r < re; ++r) {
             const int64_t e = static_cast<int64_t>(indptr[r + 1]);
             if (!row(r, a, e)) return 1;
