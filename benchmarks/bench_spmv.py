@@ -119,16 +119,21 @@ def main():
                 t = interleaved({"scipy": lambda St=St, x=x: St @ x, "ours": ours}, repeats=repeats)
                 row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz, t["scipy"], t["ours"],
                     traffic(S, trans) / t["ours"] / 1e9)
-    # per-call overhead on a small matrix
-    S = poisson2d(112)
-    A = csr_matrix(S)
-    x = rng.standard_normal(S.shape[1])
+    # per-call overhead on a small matrix (in cache), both dtypes and ops
+    for dtype in (np.float32, np.float64):
+        S = poisson2d(112).astype(dtype)
+        A = csr_matrix(S)
+        for trans in (False, True):
+            x = rng.standard_normal(S.shape[0]).astype(dtype)
+            St, At = (S.T, A.T) if trans else (S, A)
 
-    def small():
-        with ascend_linalg.use_backend("cpu"):
-            return A @ x
-    t = interleaved({"scipy": lambda: S @ x, "ours": small}, repeats=15)
-    row("small poisson 112^2", "float64", "N", S.nnz, t["scipy"], t["ours"], traffic(S, False) / t["ours"] / 1e9)
+            def small(At=At, x=x):
+                with ascend_linalg.use_backend("cpu"):
+                    return At @ x
+            assert np.allclose(small(), St @ x, rtol=1e-3, atol=1e-3)
+            t = interleaved({"scipy": lambda St=St, x=x: St @ x, "ours": small}, repeats=15)
+            row("small poisson 112^2", np.dtype(dtype).name, "T" if trans else "N", S.nnz, t["scipy"], t["ours"],
+                traffic(S, trans) / t["ours"] / 1e9)
 
 
 if __name__ == "__main__":
