@@ -337,7 +337,8 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
         const int64_t e = static_cast<int64_t>(indptr[re]);
         if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
         if (Pf != kPfScattered && e - a <= kFastAvg * (re - r)) {  // see kFastAvg
-            if (!chunkIndicesOk(idx, a, e, lim)) return 1;
+            // [start, chk) is checked already (chk >= a at every row start)
+            if (!chunkIndicesOk(idx, std::max(a, chk), e, lim)) return 1;
             chk = std::max(chk, e);
             for (; r < re; ++r) {
                 const int64_t n = static_cast<int64_t>(indptr[r + 1]);
