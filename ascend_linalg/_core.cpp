@@ -19,6 +19,7 @@
 #include "host/fingerprint.h"
 #include "host/runtime/acl_device.h"
 #include "host/runtime/cpu_device.h"
+#include "kernels/spmv/spmv_kernel_merge.h"
 
 namespace py = pybind11;
 
@@ -328,6 +329,9 @@ alDataType_t dataType(const py::dtype& dt) {
     }
     if (dt.kind() == 'i' && dt.itemsize() == 4) return AL_R_32I;
     if (dt.kind() == 'i' && dt.itemsize() == 8) return AL_R_64I;
+    // 16-bit values (float32 compute): numpy's float16, ml_dtypes' bfloat16 (by name)
+    if (dt.kind() == 'f' && dt.itemsize() == 2) return AL_R_16F;
+    if (dt.itemsize() == 2 && std::string(py::str(dt)) == "bfloat16") return AL_R_16BF;
     throw py::type_error("no SpMV kernel for dtype " + std::string(py::str(dt)));
 }
 
@@ -376,6 +380,7 @@ struct SpmvArgs {
     alDnMatDescr X{}, Y{};
     const void* alpha = nullptr;
     const void* beta = nullptr;
+    alDataType_t compute = AL_R_32F;  // the values' type, float32 for 16-bit values
     CsrResidency* res = nullptr;
 };
 
@@ -402,13 +407,14 @@ SpmvArgs spmvArgs(bool trans, py::array alpha, py::array indptr, py::array indic
                               std::to_string(rows + 1));
     s.A = alCsrDescr{rows, cols, std::min<int64_t>(indices.shape(0), data.shape(0)), indptr.data(), indices.data(),
                      data.data(), it, dataType(data.dtype())};
+    s.compute = s.A.valueType == AL_R_16F || s.A.valueType == AL_R_16BF ? AL_R_32F : s.A.valueType;
     s.X = denseView(x, "x", false);
     s.Y = denseView(y, "y", true);
     const int64_t yLen = trans ? cols : rows, xLen = trans ? rows : cols;
     if (s.X.len != xLen || s.Y.len != yLen || s.X.nvec != s.Y.nvec) throw py::value_error("dimension mismatch");
     auto scalar = [&](py::array v, const char* name) {
-        if (v.size() != 1 || dataType(v.dtype()) != s.A.valueType)
-            throw py::value_error(std::string(name) + " must be one value of the data's dtype");
+        if (v.size() != 1 || dataType(v.dtype()) != s.compute)
+            throw py::value_error(std::string(name) + " must be one value of the compute dtype");
         return v.data();
     };
     s.alpha = scalar(alpha, "alpha");
@@ -434,8 +440,8 @@ void spmv(const std::string& device, bool trans, py::handle alpha, py::handle in
     const alOperation_t op = trans ? AL_OP_T : AL_OP_N;
     alStatus_t st = AL_STATUS_INTERNAL_ERROR;
     withoutGil([&] {
-        st = s.res ? alSpmvResident(h, op, s.alpha, &s.A, s.res->get(), verify, &s.X, s.beta, &s.Y, s.A.valueType)
-                   : alSpmv(h, op, s.alpha, &s.A, &s.X, s.beta, &s.Y, s.A.valueType);
+        st = s.res ? alSpmvResident(h, op, s.alpha, &s.A, s.res->get(), verify, &s.X, s.beta, &s.Y, s.compute)
+                   : alSpmv(h, op, s.alpha, &s.A, &s.X, s.beta, &s.Y, s.compute);
     });
     if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
 }
@@ -551,6 +557,17 @@ PYBIND11_MODULE(_core, m) {
     });
     m.def("cpu_shutdown", [] { withoutGil([] { al::cpuShutdown(); }); });
     m.def("cpu_isa", &al::cpuIsa);
+    m.def(
+        "spmv_widen_baseline",
+        [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> bits, const std::string& store) {
+            if (store != "float16" && store != "bfloat16") throw py::value_error("store must be float16 or bfloat16");
+            py::array_t<float> out(bits.size());
+            al::spmvWidenBaseline(store == "float16" ? AL_R_16F : AL_R_16BF, bits.data(), out.mutable_data(),
+                                  bits.size());
+            return out;
+        },
+        py::arg("bits"), py::arg("store"),
+        "Test hook: 16-bit values (their bits) as the baseline SpMV build widens them (no F16C)");
     m.def(
         "npu_shutdown",
         [](double timeout) {

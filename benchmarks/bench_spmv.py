@@ -7,6 +7,11 @@ GB/s counts the bytes a single pass must move: values + indices + indptr + x
 (gathered, counted once) + y. The machine's STREAM-triad bandwidth is measured
 in the same run with numpy (one thread: ``a = b + s*c`` over 3 x 64 MB).
 
+The float16/bfloat16 lines (``spmv`` on the raw arrays: values widened as
+they are read, float32 sums) have no scipy counterpart (scipy.sparse refuses
+float16): their ``scipy ms`` is scipy's float32 product on a float32 copy of
+the matrix made once beforehand, what a scipy user would run instead.
+
     python benchmarks/bench_spmv.py [--quick] [--threads N]
 """
 import argparse
@@ -21,7 +26,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _timing import interleaved  # noqa: E402
 
 import ascend_linalg  # noqa: E402
-from ascend_linalg.sparse import csr_matrix  # noqa: E402
+from ascend_linalg.sparse import csr_matrix, spmv  # noqa: E402
 
 warnings.simplefilter("ignore", FutureWarning)
 
@@ -77,6 +82,33 @@ def traffic(A, trans):
     return vals + (xlen + ylen) * A.data.itemsize
 
 
+def half_lines(label, M, rng, repeats, row):
+    """float16 and bfloat16 values and x, float32 sums (spmv's mixed modes)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return
+    S = M.astype(np.float32)
+    S.indices = S.indices.astype(np.int32)
+    S.indptr = S.indptr.astype(np.int32)
+    S.data = rng.standard_normal(S.nnz).astype(np.float32)
+    for hd in (np.float16, ml_dtypes.bfloat16):
+        data = S.data.astype(hd)
+        S32 = sp.csr_matrix((data.astype(np.float32), S.indices, S.indptr), shape=S.shape)
+        for trans in (False, True):
+            xh = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(hd)
+            x32 = xh.astype(np.float32)
+            St = S32.T if trans else S32
+
+            def ours(data=data, xh=xh, trans=trans):
+                with ascend_linalg.use_backend("cpu"):
+                    return spmv((data, S.indices, S.indptr), xh, shape=S.shape, trans=trans)
+            assert np.allclose(ours(), St @ x32, rtol=1e-3, atol=1e-3)
+            t = interleaved({"scipy": lambda St=St, x32=x32: St @ x32, "ours": ours}, repeats=repeats)
+            row(label, np.dtype(hd).name, "T" if trans else "N", S.nnz, t["scipy"], t["ours"],
+                (traffic(S, trans) - S.nnz * 2) / t["ours"] / 1e9)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller matrices, fewer repeats")
@@ -119,6 +151,8 @@ def main():
                 t = interleaved({"scipy": lambda St=St, x=x: St @ x, "ours": ours}, repeats=repeats)
                 row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz, t["scipy"], t["ours"],
                     traffic(S, trans) / t["ours"] / 1e9)
+        if label.startswith("random"):
+            half_lines(label, M, rng, repeats, row)
     # per-call overhead on a small matrix (in cache), both dtypes and ops
     for dtype in (np.float32, np.float64):
         S = poisson2d(112).astype(dtype)

@@ -120,9 +120,12 @@ alStatus_t validate(alHandle_t h, alOperation_t op, const void* alpha, const alC
     if (!A || !X || !Y) return fail(AL_STATUS_INVALID_VALUE, "matrix or vector descriptor is NULL");
     if (A->indexType != AL_INDEX_32I && A->indexType != AL_INDEX_64I)
         return fail(AL_STATUS_INVALID_ENUM, "index type must be AL_INDEX_32I or AL_INDEX_64I");
-    if (typeBytes(ct) == 0 || A->valueType != ct || X->type != ct || Y->type != ct)
+    // Values may also be float16/bfloat16 under float32 compute (widened as read).
+    const bool halfValues = (A->valueType == AL_R_16F || A->valueType == AL_R_16BF) && ct == AL_R_32F;
+    if (typeBytes(ct) == 0 || (A->valueType != ct && !halfValues) || X->type != ct || Y->type != ct)
         return fail(AL_STATUS_NOT_SUPPORTED,
-                    "values, X, Y and compute must share one type of float32/64, complex64/128, int32/64");
+                    "values, X, Y and compute must share one type of float32/64, complex64/128, int32/64 "
+                    "(or values float16/bfloat16 with X, Y and compute float32)");
     if (A->rows < 0 || A->cols < 0 || A->nnz < 0)
         return fail(AL_STATUS_INVALID_VALUE, "rows, cols and nnz must be >= 0");
     const int64_t xLen = op == AL_OP_N ? A->cols : A->rows;
@@ -294,6 +297,10 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
                                                      " is outside [0, nnz = " + std::to_string(A->nnz) + "]");
     }
     Device& dev = *handle->device;
+    const bool halfValues = A->valueType != ct;  // float16/bfloat16 values (validate)
+    if (halfValues && !dev.sharesHostMemory())
+        return fail(AL_STATUS_NOT_SUPPORTED, "the device's SpMV kernels read values of the compute type; "
+                                             "float16/bfloat16 values are widened on the CPU device only");
     // Asked before anything is staged or uploaded: a kernel (or value type) the
     // device lacks costs no transfers.
     const KernelDesc* const used[2] = {op == AL_OP_N ? &kSpmvKernel : &kSpmvTKernel,
@@ -347,6 +354,7 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     t.yRowStride = Y->rowStride;
     t.yColStride = Y->colStride;
     t.betaMode = betaMode(beta, ct);
+    t.valueStore = halfValues ? A->valueType : 0;
     std::memcpy(t.alpha, alpha, typeBytes(ct));
     std::memcpy(t.beta, beta, typeBytes(ct));
 

@@ -26,7 +26,8 @@ struct SpmvTilingData {
     int32_t indexType;          // alIndexType_t of indptr and indices
     int32_t betaMode;           // SpmvBetaMode
     int32_t usedCoreNum;        // blocks launched
-    int32_t reserved;
+    int32_t valueStore;         // 0: values stored as valueType; AL_R_16F or AL_R_16BF:
+                                // stored in 16 bits, widened as read (valueType float32)
     int64_t workspaceSize;      // bytes: status word + per-block partial results
     // Workspace layout of the merge-path kernels (offsets in bytes from its start;
     // the status word always sits at byte 0, padded to 64 bytes):

@@ -405,7 +405,7 @@ CSYMM_FIELDS = ("m n k lda ldb ldc alphaReal alphaImag betaReal betaImag side up
                 "blockM blockN blockK tilesM tilesN tailM tailN tailK usedCoreNum reserved workspaceSize").split()
 SPMV_TILING = struct.Struct("=8q16s16s6i5q")
 SPMV_FIELDS = ("rows cols nnz nvec xRowStride xColStride yRowStride yColStride alpha beta trans valueType "
-               "indexType betaMode usedCoreNum reserved workspaceSize carryOffset partOffset pageOffset "
+               "indexType betaMode usedCoreNum valueStore workspaceSize carryOffset partOffset pageOffset "
                "pages").split()
 
 
@@ -478,3 +478,40 @@ print(json.dumps(got))
         # One block per core (the CPU device runs four per thread), at least
         # 16384 rows + nonzeros each.
         assert t["usedCoreNum"] == max(1, min(ncores, work // 16384)), (key, t["usedCoreNum"])
+
+
+def test_half_values_on_the_npu_are_converted_first():
+    # The NPU kernels read values of the compute type: the host refuses
+    # float16/bfloat16 values there (NOT_SUPPORTED, before any transfer), and
+    # spmv() converts them to float32 first, on the npu, with the CPU device's
+    # in-place widening giving the same numbers.
+    pytest.importorskip("ml_dtypes")
+    out = run(r"""
+import json, numpy as np, ml_dtypes, scipy.sparse as sp
+from ascend_linalg import _core, use_backend
+from ascend_linalg.sparse import spmv
+from ascend_linalg.testing import dispatch_records
+rng = np.random.default_rng(0)
+S = sp.random(60, 50, density=0.2, format="csr", random_state=1)
+res = {}
+for hd in (np.float16, ml_dtypes.bfloat16):
+    d = S.data.astype(hd)
+    x = rng.standard_normal(50).astype(hd)
+    with use_backend("npu"), dispatch_records() as rec:
+        yn = spmv((d, S.indices, S.indptr), x, shape=S.shape)
+    with use_backend("cpu"):
+        yc = spmv((d, S.indices, S.indptr), x, shape=S.shape)
+    try:
+        _core.spmv("npu", False, np.ones(1, np.float32), S.indptr, S.indices, d, 60, 50,
+                   x.astype(np.float32), np.zeros(1, np.float32), np.empty(60, np.float32))
+        err = None
+    except Exception as e:
+        err = [type(e).__name__, str(e)]
+    res[np.dtype(hd).name] = [rec, bool(np.allclose(yn, yc, rtol=1e-5, atol=1e-6)), err]
+print(json.dumps(res))
+""", ASCEND_LINALG_ACL_LIB=FAKE)
+    for half in ("float16", "bfloat16"):
+        rec, same, err = out[half]
+        assert rec == [["spmv", "npu", None]]
+        assert same
+        assert err[0] == "HostError" and "NOT_SUPPORTED" in err[1] and "CPU device only" in err[1], err

@@ -77,6 +77,128 @@ def test_half_output_rounds_once(backend, half, rng):
     assert fresh.dtype == hd
 
 
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("half", list(HALF))
+def test_every_half_value_widens_exactly(half, trans, index):
+    # The CPU kernels read the 16-bit values as they are stored and widen each
+    # as it is read: every one of the 65536 bit patterns, on the diagonal, times
+    # one must come out as numpy / ml_dtypes convert it (NaN as NaN).
+    hd = HALF[half]
+    data = np.arange(1 << 16, dtype=np.uint16).view(hd)
+    n = data.size
+    ar = np.arange(n + 1, dtype=index)
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as rec:
+        y = spmv((data, ar[:-1], ar), np.ones(n, dtype=hd), shape=(n, n), trans=trans)
+    assert rec == [("spmv", "cpu", None)]
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns
+        expect = np.float32(0) + data.astype(np.float32)  # the kernel's sum: +0 + v * 1
+    nan = np.isnan(expect)
+    np.testing.assert_array_equal(np.isnan(y), nan)
+    np.testing.assert_array_equal(y[~nan].view(np.uint32), expect[~nan].view(np.uint32))
+
+
+@pytest.mark.parametrize("half", list(HALF))
+def test_baseline_build_widens_every_half_value_exactly(half):
+    # The build for CPUs without AVX2/F16C widens float16 in integer arithmetic;
+    # this machine runs the AVX2 one, so its baseline dot product is called here.
+    from ascend_linalg import _core
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    got = _core.spmv_widen_baseline(bits, half)
+    with np.errstate(invalid="ignore"):
+        expect = np.float32(0) + bits.view(HALF[half]).astype(np.float32)
+    nan = np.isnan(expect)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), expect[~nan].view(np.uint32))
+
+
+def _rows_of(rng, lengths, n, index):
+    """CSR structure with the given row lengths, sorted distinct columns."""
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(index)
+    indices = np.concatenate([np.sort(rng.choice(n, k, replace=False)) for k in lengths] or [[]]).astype(index)
+    return indices, indptr
+
+
+@pytest.mark.parametrize("size", ["small", "streaming"])
+@pytest.mark.parametrize("nvec", [None, 2])
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("half", list(HALF))
+def test_half_values_in_every_row_shape(half, trans, index, nvec, size, rng):
+    # Empty rows, short rows, rows past the long-row threshold and one full
+    # row; "streaming" has blocks of more than 2^16 nonzeros (the prefetching
+    # loops). alpha/beta general, y float32 updated in place.
+    hd = HALF[half]
+    m, n = (300, 257) if size == "small" else (3000, 400)
+    lengths = rng.integers(0, 6, m) if size == "small" else rng.integers(30, 90, m)
+    lengths[::7] = 0
+    lengths[5] = n
+    lengths[100:110] = 40
+    indices, indptr = _rows_of(rng, lengths, n, index)
+    S = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(m, n))
+    data = rng.standard_normal(indices.size).astype(hd)
+    xlen, ylen = (m, n) if trans else (n, m)
+    xshape = (xlen,) if nvec is None else (xlen, nvec)
+    x = rng.standard_normal(xshape).astype(hd)
+    y0 = rng.standard_normal((ylen,) + xshape[1:]).astype(np.float32)
+    y = y0.copy()
+    alpha, beta = 1.5, -0.5
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as rec:
+        out = spmv((data, indices, indptr), x, alpha=alpha, beta=beta, y=y, shape=(m, n), trans=trans)
+    assert out is y and rec == [("spmv", "cpu", None)]
+    exact = alpha * _ref(data, S, x, trans) + beta * y0.astype(np.float64)
+    assert np.all(np.abs(y - exact) <= alpha * _bound(data, S, x, trans, 8) + 4e-7 * np.abs(exact))
+
+
+@pytest.mark.parametrize("half", list(HALF))
+def test_half_values_are_not_copied(half):
+    # A float32 copy of the values (what the other backends make) would be
+    # 4 MiB here; the CPU device reads the 2-byte values in place.
+    import tracemalloc
+    hd = HALF[half]
+    nnz, m, n = 1 << 20, 1 << 12, 64
+    data = np.ones(nnz, dtype=hd)
+    indices = (np.arange(nnz) % n).astype(np.int32)
+    indptr = np.arange(0, nnz + 1, nnz // m, dtype=np.int32)
+    x = np.ones(n, dtype=hd)
+    with ascend_linalg.use_backend("cpu"):
+        spmv((data, indices, indptr), x, shape=(m, n))
+        tracemalloc.start()
+        try:
+            y = spmv((data, indices, indptr), x, shape=(m, n))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    np.testing.assert_array_equal(y, np.full(m, nnz // m, dtype=np.float32))
+    assert peak < nnz  # bytes: y and small arrays only
+
+
+def test_half_values_in_foreign_byte_order_are_refused(rng):
+    # The kernels read the 2-byte values as they lie: only native order is a
+    # float16 mode (big-endian ">f2" data is not read as if it were).
+    S = _csr(rng, 50, 40)
+    x = rng.standard_normal(40).astype(np.float16)
+    with ascend_linalg.use_backend("cpu"), pytest.raises(TypeError, match=">f2"):
+        spmv((S.data.astype(">f2"), S.indices, S.indptr), x, shape=S.shape)
+
+
+@pytest.mark.parametrize("fault", ["index", "negative", "indptr"])
+@pytest.mark.parametrize("trans", [False, True])
+def test_half_values_malformed_structure_raises(fault, trans, rng):
+    S = _csr(rng, 40, 30)
+    indices, indptr = S.indices.copy(), S.indptr.copy()
+    if fault == "index":
+        indices[len(indices) // 2] = 30
+    elif fault == "negative":
+        indices[-1] = -1
+    else:
+        indptr[20] = indptr[22] + 1
+    data = S.data.astype(np.float16)
+    x = rng.standard_normal(40 if trans else 30).astype(np.float16)
+    with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed|index"):
+        spmv((data, indices, indptr), x, shape=S.shape, trans=trans)
+
+
 @pytest.mark.parametrize("half", list(HALF))
 def test_half_beta_zero_never_reads_y(half, rng):
     hd = HALF[half]

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as _sp
 from scipy.sparse._sputils import upcast_char
 
+from .. import _core
 from .._core import HostError
 from .._routing import kernel_lacking, record, route, use_backend
 from ._classes import _Routed
@@ -120,8 +121,10 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
           wrapping integer product) or float32 (values converted to float32,
           ``y`` float32).
 
-        Values are converted to the compute dtype as they are read (on the
-        host, in a temporary copy: the kernels run in float32).
+        Values are converted to the compute dtype as they are read: on the
+        ``cpu`` backend float16/bfloat16 values are widened by the kernels in
+        place (no copy of A); elsewhere, and for int32 values, into a
+        temporary copy first.
 
     Returns
     -------
@@ -158,7 +161,7 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     mixed = _mixed_mode(A.dtype, x.dtype, compute_dtype)
     if mixed is not None:
         return _spmv_mixed(A.dtype, lambda d: A.astype(d) if A.format in ("csr", "csc") else A.tocsr().astype(d),
-                           x, alpha, beta, y, trans, mixed, out_dtype, rows)
+                           x, alpha, beta, y, trans, mixed, out_dtype, rows, None)
     if out_dtype is not None:
         raise TypeError("spmv: out_dtype is only for the float16/bfloat16 modes; "
                         "y has the compute dtype")
@@ -239,13 +242,39 @@ def _spmv_raw_half(raw, x, alpha, beta, y, trans, compute_dtype, out_dtype):
     def convert(d):
         from ._classes import csr_matrix
         return csr_matrix((data.astype(d), indices, indptr), shape=shape)
-    return _spmv_mixed(data.dtype, convert, x, alpha, beta, y, bool(trans), mixed, out_dtype, rows)
+    return _spmv_mixed(data.dtype, convert, x, alpha, beta, y, bool(trans), mixed, out_dtype, rows, raw)
 
 
-def _spmv_mixed(a_dtype, convert, x, alpha, beta, y, trans, mixed, out_dtype, rows):
+def _spmv_half_native(raw, xc, alpha, beta, yc, trans, rows):
+    """The float16/bfloat16 values as they are stored, widened to float32 by
+    the CPU device's kernels as they are read (no float32 copy of A); x and y
+    in float32. None where this path does not apply (another backend, values
+    in non-native byte order, index arrays that are not integers, data and
+    indices of different lengths): the caller then converts A."""
+    data, indices, indptr, shape = raw
+    if route("spmv") != "cpu" or not data.dtype.isnative or len(data) != len(indices) or not (
+            isinstance(indices, np.ndarray) and isinstance(indptr, np.ndarray)):
+        return None
+    index = _index_arrays(indptr, indices)
+    if index is None or index[0].ndim != 1 or index[1].ndim != 1:
+        return None
+    out_shape = (rows,) + xc.shape[1:]
+    if yc is None:
+        yc = np.empty(out_shape, dtype=_F32) if beta == 0 else np.zeros(out_shape, dtype=_F32)
+    target = yc if all(s >= 0 and s % 4 == 0 for s in yc.strides) else np.array(yc)
+    _core.spmv("cpu", trans, np.array([alpha], dtype=_F32), index[0], index[1], np.ascontiguousarray(data),
+               shape[0], shape[1], _operand(xc, _F32), np.array([beta], dtype=_F32), target)
+    if target is not yc:
+        yc[...] = target
+    record("spmv", "cpu")
+    return yc
+
+
+def _spmv_mixed(a_dtype, convert, x, alpha, beta, y, trans, mixed, out_dtype, rows, raw):
     """A mixed-precision mode: A (``convert(dtype)``) and x converted to the
     compute dtype (exact for float16/bfloat16 into float32), the fused product
-    computed there, y rounded to its dtype once."""
+    computed there, y rounded to its dtype once. ``raw``: the CSR arrays of
+    16-bit values, which the CPU device reads as they are."""
     compute, outputs = mixed
     out_shape = (rows,) + x.shape[1:]
     if y is not None:
@@ -262,7 +291,6 @@ def _spmv_mixed(a_dtype, convert, x, alpha, beta, y, trans, mixed, out_dtype, ro
     for name, v in (("alpha", alpha), ("beta", beta)):
         if np.iscomplexobj(v) or (compute == _I32 and not float(v).is_integer()):
             raise TypeError(f"spmv: {name}={v!r} does not fit the {compute} compute dtype")
-    Ac = convert(compute)
     xc = np.asarray(x, dtype=compute)
     if y is None:
         yc = None
@@ -273,7 +301,11 @@ def _spmv_mixed(a_dtype, convert, x, alpha, beta, y, trans, mixed, out_dtype, ro
             raise ValueError("spmv: y is read-only")
         yc = y if y.dtype == compute else (np.asarray(y, dtype=compute) if beta != 0
                                             else np.empty(out_shape, dtype=compute))
-    result = spmv(Ac, xc, compute.type(alpha), compute.type(beta), yc, trans)
+    result = None
+    if raw is not None and compute == _F32:
+        result = _spmv_half_native(raw, xc, compute.type(alpha), compute.type(beta), yc, trans, rows)
+    if result is None:
+        result = spmv(convert(compute), xc, compute.type(alpha), compute.type(beta), yc, trans)
     if y is None:
         return result if out == compute else result.astype(out)
     if result is not y:

@@ -3,7 +3,8 @@
 // sparsetools: Inf/NaN propagate alike), integers wrapping (as numpy, through
 // unsigned math), alpha == 1 leaving the sum untouched.
 //
-// Everything has internal linkage (an unnamed namespace): each translation
+// Everything but the two 16-bit storage types (plain data) has internal
+// linkage (an unnamed namespace): each translation
 // unit, including the per-ISA ones built with -mavx2, gets its own copy, so the
 // linker can never hand a baseline TU an instantiation compiled for AVX2.
 #ifndef ASCEND_LINALG_KERNELS_SPMV_ARITH_H
@@ -15,7 +16,24 @@
 
 #include "ascend_linalg/al_types.h"
 
+#ifdef __F16C__  // the AVX2 TUs (-mf16c): one instruction per float16 value
+#include <immintrin.h>
+#endif
+
 namespace al {
+
+// Values stored in 16 bits and computed in float32 (the SpMV seed's
+// mixed-precision modes): widened exactly as they are read (widen below), so
+// a product over them equals the float32 product over a float32 copy of the
+// values. Plain data with external linkage (the per-ISA tables name them);
+// the conversions have internal linkage, like everything else here.
+struct Half {  // IEEE binary16
+    uint16_t bits;
+};
+struct BHalf {  // bfloat16
+    uint16_t bits;
+};
+
 namespace {
 
 template <class R> struct Cx {
@@ -55,6 +73,43 @@ inline void flagError(void* workspace) {
     reinterpret_cast<std::atomic<int32_t>*>(workspace)->store(1, std::memory_order_relaxed);
 }
 
+// A stored value as the compute type T (a no-op where they are one type;
+// Half and BHalf are widened exactly below).
+template <class T, class V> inline T widen(const V& v) { return static_cast<T>(v); }
+// float16 -> float32 without branches (selects): the conversion sits inside
+// the unrolled row chains, where a branchy one multiplied the code. Normal
+// numbers rebias the exponent (15 -> 127); Inf and NaN rebias once more, to
+// 255, keeping the payload; subnormals and zero are the float
+// 2^-14 * (1 + m/1024) minus 2^-14, which is exactly m * 2^-24. The AVX2 TUs
+// (-mf16c) use the one instruction instead.
+template <> inline float widen<float, Half>(const Half& h) {
+#ifdef __F16C__
+    return _cvtsh_ss(h.bits);
+#else
+    const uint32_t em = h.bits & 0x7fffu, sign = uint32_t(h.bits & 0x8000u) << 16;
+    uint32_t o = (em << 13) + (uint32_t(112) << 23);
+    o += em >= 0x7c00u ? (uint32_t(112) << 23) : 0u;
+    const uint32_t sb = (em << 13) + (uint32_t(113) << 23), mb = uint32_t(113) << 23;
+    float sf, mf;
+    std::memcpy(&sf, &sb, 4);
+    std::memcpy(&mf, &mb, 4);
+    const float d = sf - mf;
+    uint32_t db;
+    std::memcpy(&db, &d, 4);
+    o = em < 0x0400u ? db : o;
+    o |= sign;
+    float out;
+    std::memcpy(&out, &o, 4);
+    return out;
+#endif
+}
+template <> inline float widen<float, BHalf>(const BHalf& h) {  // the upper half of a float32
+    const uint32_t f = uint32_t(h.bits) << 16;
+    float out;
+    std::memcpy(&out, &f, 4);
+    return out;
+}
+
 template <class T> struct TypeTag { using type = T; };
 
 // f(TypeTag<V>{}, TypeTag<I>{}) for the C++ value type V of an alDataType_t and
@@ -74,6 +129,24 @@ inline void withTypes(int32_t valueType, int32_t indexType, F&& f) {
         case AL_R_64I: return index(TypeTag<int64_t>{});
         default: return;  // the host admits no other type
     }
+}
+
+// f(TypeTag<T>{}, TypeTag<I>{}, TypeTag<V>{}): withTypes plus the type V the
+// values are stored in: T unless valueStore names a 16-bit type (then T is
+// float32: the host admits half values only with float32 compute).
+template <class F>
+inline void withStoredTypes(int32_t valueType, int32_t valueStore, int32_t indexType, F&& f) {
+    if (valueStore == AL_R_16F || valueStore == AL_R_16BF) {
+        if (valueType != AL_R_32F) return;
+        auto index = [&](auto v) {
+            if (indexType == AL_INDEX_64I) f(TypeTag<float>{}, TypeTag<int64_t>{}, v);
+            else f(TypeTag<float>{}, TypeTag<int32_t>{}, v);
+        };
+        if (valueStore == AL_R_16F) index(TypeTag<Half>{});
+        else index(TypeTag<BHalf>{});
+        return;
+    }
+    withTypes(valueType, indexType, [&](auto v, auto i) { f(v, i, v); });
 }
 
 }  // namespace

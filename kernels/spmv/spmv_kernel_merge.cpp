@@ -12,14 +12,16 @@ namespace al {
 namespace spmvm {
 
 namespace {
-template <class T, class I> DotEntry<T, I> scalarEntry() {
-    return {DotFns<T, I, ScalarDot<T, I>>::dot, DotFns<T, I, ScalarDot<T, I>>::rows};
+template <class T, class I, class V = T> DotEntry<T, I, V> scalarEntry() {
+    return {DotFns<T, I, ScalarDot<T, I, V>, V>::dot, DotFns<T, I, ScalarDot<T, I, V>, V>::rows};
 }
 }  // namespace
 
 const DotTable& dotBaseline() {
     static const DotTable t{scalarEntry<float, int32_t>(), scalarEntry<float, int64_t>(),
-                            scalarEntry<double, int32_t>(), scalarEntry<double, int64_t>(), "baseline"};
+                            scalarEntry<double, int32_t>(), scalarEntry<double, int64_t>(),
+                            scalarEntry<float, int32_t, Half>(), scalarEntry<float, int64_t, Half>(),
+                            scalarEntry<float, int32_t, BHalf>(), scalarEntry<float, int64_t, BHalf>(), "baseline"};
     return t;
 }
 
@@ -40,26 +42,46 @@ const DotTable& dots() {
     }();
     return *chosen;
 }
+// The table for float16 values: the AVX2 build converts them with F16C.
+const DotTable& dotsF16() {
+    static const DotTable* chosen = [] {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        if (&dots() != &dotBaseline() && __builtin_cpu_supports("f16c")) return &dots();
+#endif
+        return &dotBaseline();
+    }();
+    return *chosen;
+}
 
-// The dot product and row loop for (T, I): the ISA table for float32/float64,
-// else the scalar templates (complex and integer types).
-template <class T, class I> struct Dot {
-    T operator()(const T* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
-        return dotScalar(v, i, a, b, x, xs, c, bad);
+// The dot product and row loop for (T, I) with values stored as V: the ISA
+// table for float32/float64, else the scalar templates (complex and integer
+// types, and 16-bit values widened to float32).
+template <class T, class I, class V = T> struct Dot {
+    T operator()(const V* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
+        return dotScalar<T>(v, i, a, b, x, xs, c, bad);
     }
-    static constexpr const DotEntry<T, I>* entry() { return nullptr; }
+    static constexpr const DotEntry<T, I, V>* entry() { return nullptr; }
 };
-template <class T, class I> struct TableDot {
-    const DotEntry<T, I>* e = entry();
-    T operator()(const T* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
+template <class T, class I, class V = T> struct TableDot {
+    const DotEntry<T, I, V>* e = entry();
+    T operator()(const V* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
         return e->dot(v, i, a, b, x, xs, c, bad);
     }
-    static const DotEntry<T, I>* entry();
+    static const DotEntry<T, I, V>* entry();
 };
 template <> const DotEntry<float, int32_t>* TableDot<float, int32_t>::entry() { return &dots().f32i32; }
 template <> const DotEntry<float, int64_t>* TableDot<float, int64_t>::entry() { return &dots().f32i64; }
 template <> const DotEntry<double, int32_t>* TableDot<double, int32_t>::entry() { return &dots().f64i32; }
 template <> const DotEntry<double, int64_t>* TableDot<double, int64_t>::entry() { return &dots().f64i64; }
+template <> const DotEntry<float, int32_t, Half>* TableDot<float, int32_t, Half>::entry() { return &dotsF16().h16i32; }
+template <> const DotEntry<float, int64_t, Half>* TableDot<float, int64_t, Half>::entry() { return &dotsF16().h16i64; }
+template <> const DotEntry<float, int32_t, BHalf>* TableDot<float, int32_t, BHalf>::entry() { return &dots().b16i32; }
+template <> const DotEntry<float, int64_t, BHalf>* TableDot<float, int64_t, BHalf>::entry() { return &dots().b16i64; }
+template <> struct Dot<float, int32_t, Half> : TableDot<float, int32_t, Half> {};
+template <> struct Dot<float, int64_t, Half> : TableDot<float, int64_t, Half> {};
+template <> struct Dot<float, int32_t, BHalf> : TableDot<float, int32_t, BHalf> {};
+template <> struct Dot<float, int64_t, BHalf> : TableDot<float, int64_t, BHalf> {};
 template <> struct Dot<float, int32_t> : TableDot<float, int32_t> {};
 template <> struct Dot<float, int64_t> : TableDot<float, int64_t> {};
 template <> struct Dot<double, int32_t> : TableDot<double, int32_t> {};
@@ -70,8 +92,8 @@ template <> struct Dot<double, int64_t> : TableDot<double, int64_t> {};
 constexpr int64_t kChunk = 1024;
 
 // out[v] := sum over [ka, kb) of val[k] * X[idx[k], v], v < nvec.
-template <class T, class I, class D>
-void segSums(const SpmvTilingData& t, const I* idx, const T* val, const T* x, int64_t ka, int64_t kb,
+template <class T, class I, class V, class D>
+void segSums(const SpmvTilingData& t, const I* idx, const V* val, const T* x, int64_t ka, int64_t kb,
              D dot, T* out, int* bad) {
     for (int64_t v = 0; v < t.nvec; ++v) out[v] = T{};
     for (int64_t c = ka; c < kb; c += kChunk) {
@@ -82,11 +104,11 @@ void segSums(const SpmvTilingData& t, const I* idx, const T* val, const T* x, in
     }
 }
 
-template <class T, class I>
+template <class T, class I, class V>
 void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
     const I* indptr = static_cast<const I*>(args[0]);
     const I* idx = static_cast<const I*>(args[1]);
-    const T* val = static_cast<const T*>(args[2]);
+    const V* val = static_cast<const V*>(args[2]);
     const T* x = static_cast<const T*>(args[3]);
     T* y = static_cast<T*>(args[4]);
     void* ws = args[5];
@@ -105,7 +127,7 @@ void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     const Segment s = blockSegment(indptr, rows, nnzT, b, nb);
     const bool shared = headShared(indptr, s);
-    const Dot<T, I> dot{};
+    const Dot<T, I, V> dot{};
     const uint64_t cols = static_cast<uint64_t>(t.cols);
     int bad = 0;
     T* head = carrySlot<T>(ws, t, b, 0);
@@ -118,7 +140,7 @@ void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     if (t.nvec == 1) {
         if (ra < s.r1) {
-            if (const auto* e = Dot<T, I>::entry())  // the ISA's row loop, dot inlined
+            if (const auto* e = Dot<T, I, V>::entry())  // the ISA's row loop, dot inlined
                 bad |= e->rows(indptr, idx, val, x, t.xRowStride, y, t.yRowStride, ra, s.r1, s.k0, s.k1, cols,
                                alpha, beta, t.betaMode);
             else
@@ -188,8 +210,9 @@ void fixupN(void* const* args, const SpmvTilingData& t) {
 
 void spmv_kernel_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
-        spmvm::spmvN<typename decltype(v)::type, typename decltype(i)::type>(b, nb, args, t);
+    withStoredTypes(t.valueType, t.valueStore, t.indexType, [&](auto v, auto i, auto s) {
+        spmvm::spmvN<typename decltype(v)::type, typename decltype(i)::type, typename decltype(s)::type>(
+            b, nb, args, t);
     });
 }
 
@@ -202,5 +225,16 @@ void spmv_fixup_merge_cpu(uint32_t b, uint32_t, void* const* args, const void* t
 }
 
 const char* spmvMergeIsa() { return spmvm::dots().isa; }
+
+void spmvWidenBaseline(int32_t store, const uint16_t* src, float* dst, int64_t n) {
+    const spmvm::DotTable& t = spmvm::dotBaseline();
+    const int32_t zero = 0;
+    const float one = 1.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        int bad = 0;
+        dst[i] = store == AL_R_16F ? t.h16i32.dot(reinterpret_cast<const Half*>(src + i), &zero, 0, 1, &one, 1, 1, &bad)
+                                   : t.b16i32.dot(reinterpret_cast<const BHalf*>(src + i), &zero, 0, 1, &one, 1, 1, &bad);
+    }
+}
 
 }  // namespace al

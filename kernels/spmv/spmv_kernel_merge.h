@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "spmv_arith.h"
+
 namespace al {
 
 // Non-transposed, two launches. spmv_kernel_merge_cpu (usedCoreNum blocks):
@@ -32,15 +34,20 @@ void spmvt_reduce_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* 
 // Instruction set the float32/float64 dot products were compiled for here.
 const char* spmvMergeIsa();
 
+// Test hook: dst[i] := the baseline build's float32 value of 16-bit value
+// src[i] (store AL_R_16F or AL_R_16BF), read through its dot product (one
+// nonzero against x = 1.0 from +0.0), as on a CPU without AVX2/F16C.
+void spmvWidenBaseline(int32_t store, const uint16_t* src, float* dst, int64_t n);
+
 namespace spmvm {
 // Per-ISA checked dot products for float32/float64 (index int32/int64):
 // sum val[k] * x[idx[k] * xs] over [ka, kb); an index outside [0, cols) sets
 // *bad and contributes nothing read out of bounds. cols > 0.
-template <class T, class I> struct DotEntry {
-    T (*dot)(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs, uint64_t cols, int* bad);
+template <class T, class I, class V = T> struct DotEntry {
+    T (*dot)(const V* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs, uint64_t cols, int* bad);
     // nvec == 1: full rows [ra, rb) (nonzeros clamped to [kLo, kHi]) with the
     // epilogue into y[r * ys]; returns nonzero on malformed structure.
-    int (*rows)(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y, int64_t ys,
+    int (*rows)(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y, int64_t ys,
                 int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode);
 };
 struct DotTable {
@@ -48,6 +55,12 @@ struct DotTable {
     DotEntry<float, int64_t> f32i64;
     DotEntry<double, int32_t> f64i32;
     DotEntry<double, int64_t> f64i64;
+    // float16/bfloat16 values widened to float32 as read (scalar sums; the
+    // AVX2 build converts float16 with F16C, so it needs that flag too)
+    DotEntry<float, int32_t, Half> h16i32;
+    DotEntry<float, int64_t, Half> h16i64;
+    DotEntry<float, int32_t, BHalf> b16i32;
+    DotEntry<float, int64_t, BHalf> b16i64;
     const char* isa;
 };
 const DotTable& dotBaseline();

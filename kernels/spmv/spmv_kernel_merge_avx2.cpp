@@ -1,5 +1,6 @@
 // AVX2+FMA checked dot products for the merge-path SpMV (compiled with
-// -mavx2 -mfma; chosen at run time only where the CPU has both).
+// -mavx2 -mfma -mf16c; chosen at run time only where the CPU has AVX2 and FMA,
+// and for float16 values only where it also has F16C).
 // Unit-stride x: masked gathers, bad lanes masked off (never read). Short or
 // strided spans fall back to the scalar loop compiled for this ISA.
 #include <immintrin.h>
@@ -150,8 +151,13 @@ template <> struct GatherDot<double, int64_t> {
 template <class T, class I> constexpr DotEntry<T, I> entry() {
     return {DotFns<T, I, GatherDot<T, I>>::dot, DotFns<T, I, GatherDot<T, I>>::rows};
 }
+// 16-bit values: the scalar loops compiled here (float16 widened by F16C).
+template <class I, class V> constexpr DotEntry<float, I, V> widening() {
+    return {DotFns<float, I, ScalarDot<float, I, V>, V>::dot, DotFns<float, I, ScalarDot<float, I, V>, V>::rows};
+}
 const DotTable kAvx2{entry<float, int32_t>(), entry<float, int64_t>(), entry<double, int32_t>(),
-                     entry<double, int64_t>(), "avx2+fma"};
+                     entry<double, int64_t>(), widening<int32_t, Half>(), widening<int64_t, Half>(),
+                     widening<int32_t, BHalf>(), widening<int64_t, BHalf>(), "avx2+fma"};
 
 }  // namespace
 

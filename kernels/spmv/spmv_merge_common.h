@@ -111,9 +111,10 @@ inline T* carrySlot(void* ws, const SpmvTilingData& t, uint32_t b, int which) {
 
 // Scalar checked dot over nonzeros [ka, kb): sum val[k] * x[indices[k]*xs].
 // An index outside [0, cols) sets *bad and reads x[0] instead (cols > 0 is
-// guaranteed by the caller), so the loop stays branch-free.
-template <class T, class I>
-inline T dotScalar(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs,
+// guaranteed by the caller), so the loop stays branch-free. Values stored as
+// V are widened to T as they are read (widen, spmv_arith.h).
+template <class T, class I, class V>
+inline T dotScalar(const V* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs,
                    uint64_t cols, int* bad) {
     T a0{}, a1{};
     int bd = 0;
@@ -125,15 +126,15 @@ inline T dotScalar(const T* val, const I* idx, int64_t ka, int64_t kb, const T* 
         bd |= !o0 | !o1;
         c0 = o0 ? c0 : 0;
         c1 = o1 ? c1 : 0;
-        a0 = add(a0, mul(val[k], x[static_cast<int64_t>(c0) * xs]));
-        a1 = add(a1, mul(val[k + 1], x[static_cast<int64_t>(c1) * xs]));
+        a0 = add(a0, mul(widen<T>(val[k]), x[static_cast<int64_t>(c0) * xs]));
+        a1 = add(a1, mul(widen<T>(val[k + 1]), x[static_cast<int64_t>(c1) * xs]));
     }
     if (k < kb) {
         uint64_t c0 = static_cast<uint64_t>(static_cast<int64_t>(idx[k]));
         bool o0 = c0 < cols;
         bd |= !o0;
         c0 = o0 ? c0 : 0;
-        a0 = add(a0, mul(val[k], x[static_cast<int64_t>(c0) * xs]));
+        a0 = add(a0, mul(widen<T>(val[k]), x[static_cast<int64_t>(c0) * xs]));
     }
     *bad |= bd;
     return add(a0, a1);
@@ -229,12 +230,12 @@ inline bool checkAhead(const I* idx, int64_t* chk, int64_t need, int64_t kHi, UI
     *chk = to;
     return true;
 }
-template <bool Unit, class T, class I>
-__attribute__((always_inline)) inline T shortDot(const T* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs) {
+template <bool Unit, class T, class I, class V>
+__attribute__((always_inline)) inline T shortDot(const V* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs) {
     T acc{};
     for (int64_t k = ka; k < kb; ++k) {
         const UIndex<I> c = static_cast<UIndex<I>>(idx[k]);
-        T p = mul(val[k], x[static_cast<int64_t>(c) * (Unit ? 1 : xs)]);
+        T p = mul(widen<T>(val[k]), x[static_cast<int64_t>(c) * (Unit ? 1 : xs)]);
         keepScalar(p);
         acc = add(acc, p);
         keepScalar(acc);
@@ -257,12 +258,12 @@ constexpr int64_t kUnroll = 16;
         TERM(8) TERM(7) TERM(6) TERM(5) TERM(4) TERM(3) TERM(2) TERM(1)        \
         default: break;                                                    \
     }
-template <bool Unit, class T, class I>
-__attribute__((always_inline)) inline T unrolledDot(const T* val, const I* idx, int64_t e, int64_t len, const T* x, int64_t xs) {
+template <bool Unit, class T, class I, class V>
+__attribute__((always_inline)) inline T unrolledDot(const V* val, const I* idx, int64_t e, int64_t len, const T* x, int64_t xs) {
     T acc{};
 #define AL_SPMV_TERM(j)                                                                                  \
     case j: {                                                                                            \
-        T p = mul(val[e - j], x[static_cast<int64_t>(static_cast<UIndex<I>>(idx[e - j])) * (Unit ? 1 : xs)]); \
+        T p = mul(widen<T>(val[e - j]), x[static_cast<int64_t>(static_cast<UIndex<I>>(idx[e - j])) * (Unit ? 1 : xs)]); \
         keepScalar(p);                                                                                   \
         acc = add(acc, p);                                                                               \
         keepScalar(acc);                                                                                 \
@@ -319,8 +320,8 @@ inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, 
 // exactly what scale() would do). Dot is the checked functor (val, idx, ka,
 // kb, x, xs, cols, bad) -> T used for long rows. Returns nonzero (and stops)
 // on malformed structure.
-template <int32_t Mode, bool A1, int Pf, bool Unit, class T, class I, class Dot>
-inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y,
+template <int32_t Mode, bool A1, int Pf, bool Unit, class T, class I, class V, class Dot>
+inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y,
                       int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
                       T alpha, T beta, Dot dot) {
     int bad = 0;
@@ -347,7 +348,7 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
                     prefetchAhead(idx + n);
                 }
                 T acc;
-                if (__builtin_expect(n - a < kLongRow, 1)) acc = shortDot<Unit>(val, idx, a, n, x, xs);
+                if (__builtin_expect(n - a < kLongRow, 1)) acc = shortDot<Unit, T>(val, idx, a, n, x, xs);
                 else acc = dot(val, idx, a, n, x, xs, cols, &bad);
                 epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
                 a = n;
@@ -372,13 +373,13 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
             const int64_t len = n - a;  // >= 0: the chunk's indptr is non-decreasing
             if (__builtin_expect(len <= kUnroll, 1)) {
                 if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
-                acc = unrolledDot<Unit>(val, idx, n, len, x, xs);
+                acc = unrolledDot<Unit, T>(val, idx, n, len, x, xs);
             } else if (len >= kLongRow) {  // checks as it goes
                 acc = dot(val, idx, a, n, x, xs, cols, &bad);
                 chk = std::max(chk, n);
             } else {
                 if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
-                acc = shortDot<Unit>(val, idx, a, n, x, xs);
+                acc = shortDot<Unit, T>(val, idx, a, n, x, xs);
             }
             epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
             a = n;
@@ -386,13 +387,13 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const T* val, const T* x, i
     }
     return bad;
 }
-template <class T, class I, class Dot>
-inline int rowsN1(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y,
+template <class T, class I, class V, class Dot>
+inline int rowsN1(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y,
                   int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
                   T alpha, T beta, int32_t mode, Dot dot) {
 #define AL_SPMV_ROWS(M, A1, P)                                                                              \
-    (xs == 1 ? rowsN1Mode<M, A1, P, true>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot) \
-             : rowsN1Mode<M, A1, P, false>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot))
+    (xs == 1 ? rowsN1Mode<M, A1, P, true, T>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot) \
+             : rowsN1Mode<M, A1, P, false, T>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot))
 #define AL_SPMV_MODES(P)                                                                   \
     switch (mode) {                                                                        \
         case SPMV_BETA_ZERO:                                                               \
@@ -414,19 +415,19 @@ inline int rowsN1(const I* indptr, const I* idx, const T* val, const T* x, int64
 #undef AL_SPMV_ROWS
 }
 
-// A DotTable row (dot + rows for one (T, I)) built from a dot functor type.
-template <class T, class I, class Dot> struct DotFns {
-    static T dot(const T* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) {
+// A DotTable row (dot + rows for one (T, I, V)) built from a dot functor type.
+template <class T, class I, class Dot, class V = T> struct DotFns {
+    static T dot(const V* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) {
         return Dot{}(v, i, a, b, x, xs, c, bad);
     }
-    static int rows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* y, int64_t ys,
+    static int rows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y, int64_t ys,
                     int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode) {
         return rowsN1(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, mode, Dot{});
     }
 };
-template <class T, class I> struct ScalarDot {
-    T operator()(const T* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
-        return dotScalar(v, i, a, b, x, xs, c, bad);
+template <class T, class I, class V = T> struct ScalarDot {
+    T operator()(const V* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
+        return dotScalar<T>(v, i, a, b, x, xs, c, bad);
     }
 };
 

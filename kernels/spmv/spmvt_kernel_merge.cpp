@@ -1,5 +1,7 @@
 // Transposed merge-path SpMV, baseline build, and the run-time choice between
 // it and the AVX2 build of the same templates (spmvt_merge_impl.h).
+#include <cstring>
+
 #include "spmvt_merge_impl.h"
 
 namespace al {
@@ -22,11 +24,24 @@ const SpmvtTable& spmvtChosen() {
     }();
     return *chosen;
 }
+// float16 values: the AVX2 build converts them with F16C.
+const SpmvtTable& spmvtChosenF16() {
+    static const SpmvtTable* chosen = [] {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        if (std::strcmp(spmvtChosen().isa, "baseline") != 0 && __builtin_cpu_supports("f16c")) return &spmvtChosen();
+#endif
+        static const SpmvtTable baseline{spmvtScatterEntry, spmvtReduceEntry, "baseline"};
+        return &baseline;
+    }();
+    return *chosen;
+}
 }  // namespace
 }  // namespace spmvm
 
 void spmvt_kernel_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
-    spmvm::spmvtChosen().scatter(b, nb, args, tiling);
+    const bool f16 = static_cast<const SpmvTilingData*>(tiling)->valueStore == AL_R_16F;
+    (f16 ? spmvm::spmvtChosenF16() : spmvm::spmvtChosen()).scatter(b, nb, args, tiling);
 }
 
 void spmvt_reduce_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {

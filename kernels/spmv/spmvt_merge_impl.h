@@ -56,11 +56,11 @@ bool directY(const SpmvTilingData& t) {
 // part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
 // zeroed already (checkTouchAhead); the product is rounded before the sum, as
 // in scipy's sparsetools.
-template <class T, class I>
-inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
+template <class T, class I, class V>
+inline void scatterRow(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
     for (int64_t k = ka; k < kb; ++k) {
         const uint64_t c = static_cast<UIndex<I>>(idx[k]);
-        T p = mul(val[k], xr);
+        T p = mul(widen<T>(val[k]), xr);
         keepScalar(p);
         part[c] = add(part[c], p);
     }
@@ -73,13 +73,13 @@ inline void scatterRow(const T* val, const I* idx, int64_t ka, int64_t kb, T xr,
 // 23.2-23.6 -> 19.9-21.9 ms (float64 25.3-27.1 -> 23.8-26.7); 2e6-row
 // banded, 9 diagonals, float32 17.8-19.5 -> 11.8-16.0 ms, float64
 // 19.1-20.6 -> 16.3-16.8 ms.
-template <class T, class I>
-__attribute__((always_inline)) inline void unrolledScatter(const T* val, const I* idx, int64_t e, int64_t len,
+template <class T, class I, class V>
+__attribute__((always_inline)) inline void unrolledScatter(const V* val, const I* idx, int64_t e, int64_t len,
                                                            T xr, T* part) {
 #define AL_SPMVT_TERM(j)                                                 \
     case j: {                                                            \
         const uint64_t c = static_cast<UIndex<I>>(idx[e - j]);           \
-        T p = mul(val[e - j], xr);                                       \
+        T p = mul(widen<T>(val[e - j]), xr);                             \
         keepScalar(p);                                                   \
         part[c] = add(part[c], p);                                       \
     }                                                                    \
@@ -125,8 +125,8 @@ inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> li
 // [k0, k1] (always true of a well-formed matrix); indices a span ahead
 // (checkTouchAhead). Returns nonzero on malformed structure, before reading
 // anything it implies.
-template <bool Touch, int Pf, class T, class I>
-int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part,
+template <bool Touch, int Pf, class T, class I, class V>
+int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* part,
                 unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows) {
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
     int64_t pf = s.k0;   // next nonzero whose partial element is prefetched
@@ -216,11 +216,11 @@ int scatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t
     return 0;
 }
 
-template <class T, class I>
+template <class T, class I, class V>
 void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
     const I* indptr = static_cast<const I*>(args[0]);
     const I* idx = static_cast<const I*>(args[1]);
-    const T* val = static_cast<const T*>(args[2]);
+    const V* val = static_cast<const V*>(args[2]);
     const T* x = static_cast<const T*>(args[3]);
     void* ws = args[5];
     const bool direct = directY<T>(t);
@@ -274,7 +274,7 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
             touch(part, flags, t, c);
             T* pc = part + c;
             for (int64_t v = 0; v < t.nvec; ++v)
-                pc[v * t.cols] = add(pc[v * t.cols], mul(val[k], xrow[v * t.xColStride]));
+                pc[v * t.cols] = add(pc[v * t.cols], mul(widen<T>(val[k]), xrow[v * t.xColStride]));
         }
     }
     if (bad) flagError(ws);
@@ -334,8 +334,8 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
 // The two launches' entries for this TU's ISA.
 inline void spmvtScatterEntry(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);
-    withTypes(t.valueType, t.indexType, [&](auto v, auto i) {
-        spmvT<typename decltype(v)::type, typename decltype(i)::type>(b, nb, args, t);
+    withStoredTypes(t.valueType, t.valueStore, t.indexType, [&](auto v, auto i, auto s) {
+        spmvT<typename decltype(v)::type, typename decltype(i)::type, typename decltype(s)::type>(b, nb, args, t);
     });
 }
 inline void spmvtReduceEntry(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
