@@ -299,6 +299,37 @@ Layout genLayout(Reader& r, int64_t len, int64_t nvec) {
     return l;
 }
 
+// 16-bit values (float32 compute): the bits a value is stored as, and the
+// float32 the reference takes them for, computed apart from the kernels'
+// conversion. Values that float16 cannot hold exactly (raw float32 bits) keep
+// their low 16 bits as an arbitrary float16 pattern.
+bool isHalf(int vt) { return vt == AL_R_16F || vt == AL_R_16BF; }
+uint16_t halfBits(int vt, float v) {
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    if (vt == AL_R_16BF) return static_cast<uint16_t>(b >> 16);
+    const uint16_t sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
+    if (std::isnan(v)) return sign | 0x7e00u;
+    if (std::isinf(v)) return sign | 0x7c00u;
+    if (v == 0.0f) return sign;
+    int e;
+    const float m = std::frexp(std::fabs(v), &e);  // |v| = (2m) * 2^(e-1), 2m in [1, 2)
+    const float frac = (2.0f * m - 1.0f) * 1024.0f;
+    if (e - 1 < -14 || e - 1 > 15 || frac != std::floor(frac)) return static_cast<uint16_t>(b);
+    return static_cast<uint16_t>(sign | ((e - 1 + 15) << 10) | static_cast<uint16_t>(frac));
+}
+float halfValue(int vt, uint16_t h) {
+    if (vt == AL_R_16BF) {
+        const uint32_t b = uint32_t(h) << 16;
+        float f;
+        std::memcpy(&f, &b, 4);
+        return f;
+    }
+    const int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? std::ldexp(float(m), -24) : std::ldexp(float(1024 + m), e - 25);
+    return (h & 0x8000u) ? -v : v;
+}
+
 constexpr int64_t kI32Specials[] = {-1, INT32_MIN, INT32_MAX, 1 << 30};
 constexpr int64_t kI64Specials[] = {-1, INT64_MIN, INT64_MAX, int64_t(1) << 31, (int64_t(1) << 32) + 1,
                                     int64_t(1) << 62};
@@ -414,11 +445,21 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
         else indices[pos] = static_cast<I>(v);
     }
 
+    // 16-bit values: stored as their bits, the reference takes the widened values
+    const bool half = isHalf(valueTypeTag) && std::is_same_v<T, float>;
+    std::vector<uint16_t> hbits(half ? static_cast<size_t>(N) : 0);
+    if constexpr (std::is_same_v<T, float>)
+        for (size_t k = 0; k < hbits.size(); ++k) {
+            hbits[k] = halfBits(valueTypeTag, values[k]);
+            values[k] = halfValue(valueTypeTag, hbits[k]);
+        }
+    const void* valueBytes = half ? static_cast<const void*>(hbits.data()) : values.data();
+
     // ---- exact-size buffers
-    Buf bIndptr((R + 1) * sizeof(I)), bIndices(N * sizeof(I)), bValues(N * sizeof(T));
+    Buf bIndptr((R + 1) * sizeof(I)), bIndices(N * sizeof(I)), bValues(N * (half ? 2 : sizeof(T)));
     std::memcpy(bIndptr.p, indptr.data(), bIndptr.bytes);
     if (N) std::memcpy(bIndices.p, indices.data(), bIndices.bytes);
-    if (N) std::memcpy(bValues.p, values.data(), bValues.bytes);
+    if (N) std::memcpy(bValues.p, valueBytes, bValues.bytes);
     const size_t xN = sizesOk ? extentElems(xl) : 0, yN = sizesOk ? extentElems(yl) : 0;
     Buf bX(xN * sizeof(T)), bY(yN * sizeof(T));
     T* X = reinterpret_cast<T*>(bX.p);
@@ -453,7 +494,8 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     else if (op != AL_OP_N && op != AL_OP_T) expect = AL_STATUS_INVALID_ENUM;
     else if (nullA || nullXD || nullYD) expect = AL_STATUS_INVALID_VALUE;
     else if (indexTypeTag != AL_INDEX_32I && indexTypeTag != AL_INDEX_64I) expect = AL_STATUS_INVALID_ENUM;
-    else if (typeBytes(ct) == 0 || valueTypeTag != ct || typeTags[0] != ct || typeTags[1] != ct)
+    else if (typeBytes(ct) == 0 || (valueTypeTag != ct && !(isHalf(valueTypeTag) && ct == AL_R_32F)) ||
+             typeTags[0] != ct || typeTags[1] != ct)
         expect = AL_STATUS_NOT_SUPPORTED;
     else if (!sizesOk) expect = AL_STATUS_INVALID_VALUE;
     else if (nullAlpha || nullBeta || nullIndptr || (N > 0 && (nullIndices || nullValues)) ||
@@ -475,7 +517,9 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     const int64_t last = structural ? static_cast<int64_t>(indptr[R]) : -1;
     if (direct && structural && first == 0 && last >= 0 && last <= N) {
         const uint32_t nb = 1 + r.below(8), nbReduce = 1 + r.below(8);
-        al::SpmvTilingData t = al::spmvTiling(trans, rows, cols, nnz, nvec, valueTypeTag, indexTypeTag, 1);
+        al::SpmvTilingData t = al::spmvTiling(trans, rows, cols, nnz, nvec, half ? AL_R_32F : valueTypeTag,
+                                              indexTypeTag, 1);
+        t.valueStore = half ? valueTypeTag : 0;
         t.usedCoreNum = static_cast<int32_t>(nb);
         al::spmvLayout(&t);
         t.xRowStride = xl.rs;
@@ -527,7 +571,7 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     // ---- inputs untouched, Y untouched outside the addressed elements
     if (std::memcmp(bIndptr.p, indptr.data(), bIndptr.bytes) != 0) fail("indptr was written");
     if (N && std::memcmp(bIndices.p, indices.data(), bIndices.bytes) != 0) fail("indices were written");
-    if (N && std::memcmp(bValues.p, values.data(), bValues.bytes) != 0) fail("values were written");
+    if (N && std::memcmp(bValues.p, valueBytes, bValues.bytes) != 0) fail("values were written");
     if (xN && std::memcmp(X, xOld.data(), xN * sizeof(T)) != 0) fail("X was written");
     for (size_t i = 0; i < yN; ++i)
         if (!hits[i] && !bitsEqual(Y[i], yOld[i])) fail("Y written outside its addressed elements", i);
@@ -579,7 +623,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t tsel = r.below(32);
     const int storage = kTypes[tsel % 6];  // the C++ type the buffers hold
     int vt = storage;
-    if (tsel == 30) vt = AL_R_16F;          // a type this op has no kernel for
+    if (tsel == 30) vt = AL_R_16F;          // float16 X, Y and compute: no kernel for them
+    if (tsel == 29) {                       // 16-bit values, float32 X, Y and compute
+        vt = r.below(2) ? AL_R_16F : AL_R_16BF;
+        int tags[3] = {AL_R_32F, AL_R_32F, AL_R_32F};
+        if (r.below(16) == 0) tags[r.below(3)] = kTypes[1 + r.below(5)];  // mismatched: refused
+        int it = r.below(2) ? AL_INDEX_64I : AL_INDEX_32I;
+        return byIndex<float>(r, flags, op, it, vt, tags);
+    }
     if (tsel == 31) {  // any other int, but never a valid tag other than the buffers' type
         vt = static_cast<int>(r.u32());
         if (typeBytes(vt)) vt = -1 - vt;

@@ -101,7 +101,7 @@ say "building in $BUILD"
 for s in "${HOST_SRC[@]}"; do compile "$s"; done
 if [[ $X86 -eq 1 ]]; then
     for s in "${KERNEL_SRC[@]}"; do compile "$s" -DAL_CPU_DISPATCH=1; done
-    for s in "${AVX2_SRC[@]}"; do compile "$s" -mavx2 -mfma -DAL_HAVE_AVX2=1; done
+    for s in "${AVX2_SRC[@]}"; do compile "$s" -mavx2 -mfma -mf16c -DAL_HAVE_AVX2=1; done
     for s in "${AVX512_SRC[@]}"; do compile "$s" -mavx512f -mavx512dq -mavx2 -mfma -DAL_HAVE_AVX512=1; done
 else
     for s in "${KERNEL_SRC[@]}"; do compile "$s"; done

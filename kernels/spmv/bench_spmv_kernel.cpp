@@ -1,6 +1,6 @@
 // Standalone check + benchmark of the merge-path SpMV kernels (not in the meson build).
-//   g++ -O3 -std=c++17 -I. -Ihost/include -mavx2 -mfma -c kernels/spmv/spmv_kernel_merge_avx2.cpp -o /tmp/spmv_avx2.o
-//   g++ -O3 -std=c++17 -I. -Ihost/include -mavx2 -mfma -c kernels/spmv/spmvt_kernel_merge_avx2.cpp -o /tmp/spmvt_avx2.o
+//   g++ -O3 -std=c++17 -I. -Ihost/include -mavx2 -mfma -mf16c -c kernels/spmv/spmv_kernel_merge_avx2.cpp -o /tmp/spmv_avx2.o
+//   g++ -O3 -std=c++17 -I. -Ihost/include -mavx2 -mfma -mf16c -c kernels/spmv/spmvt_kernel_merge_avx2.cpp -o /tmp/spmvt_avx2.o
 //   g++ -O3 -std=c++17 -I. -Ihost/include -DAL_CPU_DISPATCH=1 -o /tmp/bench_spmv
 //       kernels/spmv/bench_spmv_kernel.cpp kernels/spmv/bench_spmv_bench.cpp kernels/spmv/spmv_kernel_ref.cpp
 //       kernels/spmv/spmv_kernel_merge.cpp kernels/spmv/spmvt_kernel_merge.cpp

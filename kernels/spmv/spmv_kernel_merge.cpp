@@ -47,7 +47,7 @@ const DotTable& dotsF16() {
     static const DotTable* chosen = [] {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_cpu_init();
-        if (&dots() != &dotBaseline() && __builtin_cpu_supports("f16c")) return &dots();
+        if (&dots() != &dotBaseline() && cpuHasF16c()) return &dots();
 #endif
         return &dotBaseline();
     }();

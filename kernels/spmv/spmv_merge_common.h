@@ -12,6 +12,10 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "../../host/spmv_tiling.h"
 #include "ascend_linalg/al_types.h"
 #include "spmv_arith.h"
@@ -21,6 +25,17 @@ namespace spmvm {
 // Internal linkage: each ISA's TU gets its own copy of these templates, so the
 // linker can never hand the baseline TU an instantiation compiled with -mavx2.
 namespace {
+
+// Whether the CPU converts float16 in hardware (F16C), asked with cpuid:
+// __builtin_cpu_supports("f16c") is GCC's, not every clang's.
+inline bool cpuHasF16c() {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+#else
+    return false;
+#endif
+}
 
 // y := alpha*acc (+ beta*y); betaMode ZERO never reads y.
 // Scaled: acc is already alpha*sum (the row loops hoist alpha == 1).

@@ -29,7 +29,7 @@ const SpmvtTable& spmvtChosenF16() {
     static const SpmvtTable* chosen = [] {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_cpu_init();
-        if (std::strcmp(spmvtChosen().isa, "baseline") != 0 && __builtin_cpu_supports("f16c")) return &spmvtChosen();
+        if (std::strcmp(spmvtChosen().isa, "baseline") != 0 && cpuHasF16c()) return &spmvtChosen();
 #endif
         static const SpmvtTable baseline{spmvtScatterEntry, spmvtReduceEntry, "baseline"};
         return &baseline;
