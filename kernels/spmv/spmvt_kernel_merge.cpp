@@ -1,7 +1,5 @@
 // Transposed merge-path SpMV, baseline build, and the run-time choice between
 // it and the AVX2 build of the same templates (spmvt_merge_impl.h).
-#include <cstring>
-
 #include "spmvt_merge_impl.h"
 
 namespace al {
@@ -12,28 +10,21 @@ const SpmvtTable* spmvtAvx2() { return nullptr; }
 #endif
 
 namespace {
+const SpmvtTable kBaseline{spmvtScatterEntry, spmvtReduceEntry, "baseline"};
 const SpmvtTable& spmvtChosen() {
-    static const SpmvtTable baseline{spmvtScatterEntry, spmvtReduceEntry, "baseline"};
     static const SpmvtTable* chosen = [] {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_cpu_init();
         if (const SpmvtTable* t = spmvtAvx2())
             if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return t;
 #endif
-        return &baseline;
+        return &kBaseline;
     }();
     return *chosen;
 }
 // float16 values: the AVX2 build converts them with F16C.
 const SpmvtTable& spmvtChosenF16() {
-    static const SpmvtTable* chosen = [] {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_cpu_init();
-        if (std::strcmp(spmvtChosen().isa, "baseline") != 0 && cpuHasF16c()) return &spmvtChosen();
-#endif
-        static const SpmvtTable baseline{spmvtScatterEntry, spmvtReduceEntry, "baseline"};
-        return &baseline;
-    }();
+    static const SpmvtTable* chosen = &spmvtChosen() != &kBaseline && cpuHasF16c() ? &spmvtChosen() : &kBaseline;
     return *chosen;
 }
 }  // namespace
