@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -568,6 +569,45 @@ PYBIND11_MODULE(_core, m) {
         },
         py::arg("bits"), py::arg("store"),
         "Test hook: 16-bit values (their bits) as the baseline SpMV build widens them (no F16C)");
+    m.def(
+        "pool_check",
+        [](int64_t launches, uint32_t maxBlocks, uint32_t work) {
+            if (launches < 0 || maxBlocks < 1 || maxBlocks > 4096)
+                throw py::value_error("launches >= 0 and 1 <= max_blocks <= 4096");
+            // Launch l runs 1 + l % maxBlocks blocks (the block count changes
+            // between back-to-back launches); block i of launch l counts itself
+            // in hits[l][i] after `work` steps of busy work that vary by block.
+            struct Ctx {
+                std::atomic<uint32_t>* hits;
+                uint32_t work;
+            };
+            std::vector<std::atomic<uint32_t>> hits(static_cast<size_t>(launches) * maxBlocks);
+            for (auto& h : hits) h.store(0, std::memory_order_relaxed);
+            int64_t wrong = 0;
+            withoutGil([&] {
+                for (int64_t l = 0; l < launches; ++l) {
+                    const uint32_t n = 1 + static_cast<uint32_t>(l % maxBlocks);
+                    Ctx ctx{hits.data() + static_cast<size_t>(l) * maxBlocks, work};
+                    al::parallelFor(n, [](uint32_t i, void* p) {
+                        auto* c = static_cast<Ctx*>(p);
+                        volatile uint32_t sink = 0;
+                        for (uint32_t k = 0; k < c->work * (1 + i % 3); ++k) sink = sink + k;
+                        c->hits[i].fetch_add(1, std::memory_order_relaxed);
+                    }, &ctx);
+                    // every block of this launch ran once, when parallelFor returned
+                    for (uint32_t i = 0; i < maxBlocks; ++i)
+                        wrong += ctx.hits[i].load(std::memory_order_relaxed) != (i < n ? 1u : 0u);
+                }
+            });
+            // and nothing ran later on a finished launch's context
+            for (int64_t l = 0; l < launches; ++l)
+                for (uint32_t i = 0; i < maxBlocks; ++i)
+                    wrong += hits[static_cast<size_t>(l) * maxBlocks + i].load() !=
+                             (i < 1 + static_cast<uint32_t>(l % maxBlocks) ? 1u : 0u);
+            return wrong;
+        },
+        py::arg("launches"), py::arg("max_blocks"), py::arg("work") = 0,
+        "Test hook: run launches on the CPU pool and count blocks that ran other than once");
     m.def(
         "npu_shutdown",
         [](double timeout) {

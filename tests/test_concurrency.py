@@ -136,6 +136,32 @@ def test_cpu_result_bits_independent_of_thread_timing():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("threads", [2, 3, 5])
+@pytest.mark.parametrize("work", [0, 300, 3000])
+def test_pool_runs_every_block_once_and_waits_for_it(threads, work):
+    """The pool's claim protocol: back-to-back launches whose block counts
+    change (1..9), blocks of uneven length, more threads than cores. Each
+    block of each launch must have run exactly once when its launch returns,
+    and no late worker may run a block of a finished launch (the hook counts
+    both). A launcher that stopped waiting for claimed blocks fails this."""
+    from ascend_linalg import _core
+    old = ascend_linalg.get_num_threads()
+    try:
+        ascend_linalg.set_num_threads(threads)
+        assert _core.pool_check(20000 if work < 3000 else 2000, 9, work) == 0
+    finally:
+        ascend_linalg.set_num_threads(old)
+
+
+def test_pool_launches_from_many_threads():
+    """Launches from several Python threads at once (the pool runs one; the
+    others run inline): every block still runs once."""
+    from ascend_linalg import _core
+    counts = []
+    _run_threads(lambda i: counts.append(_core.pool_check(3000, 7, 100 * (i % 3))), n=4)
+    assert counts == [0, 0, 0, 0]
+
+
 def test_gil_released_during_cpu_csymm():
     """A pure-Python thread keeps running while a large csymm runs in C++."""
     rng = np.random.default_rng(1)

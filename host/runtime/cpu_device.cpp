@@ -47,6 +47,19 @@ uint32_t defaultThreads() {
     return hc ? hc : 1u;
 }
 
+// Blocks are claimed one at a time from a shared counter, so whichever
+// threads are on a core take them. The launcher waits only for its blocks to
+// finish, never for a worker to wake up: a worker that is descheduled (another
+// process on its core, OpenBLAS's spinning threads) or still asleep costs the
+// call nothing, as the launcher runs the blocks it leaves.
+//
+// state_ packs (generation << 32) | next block. A launch first marks the new
+// generation kFilling, then writes the job (n_, body_, ctx_), then opens it
+// (next block 0). A late worker that read the previous generation's state
+// can read the new job's n_, but its claim (a CAS on the old state) then
+// fails; a claim that succeeds belongs to a job whose blocks are not all done,
+// so its launcher is still waiting and the job's fields are stable. All
+// seq_cst: the claim's argument relies on one order over state_ and n_.
 class Pool {
 public:
     explicit Pool(uint32_t threads) {
@@ -66,51 +79,59 @@ public:
     bool run(uint32_t n, void (*body)(uint32_t, void*), void* ctx) {
         std::unique_lock<std::mutex> launch(launchMu_, std::try_to_lock);
         if (!launch.owns_lock()) return false;
-        body_ = body;
-        ctx_ = ctx;
-        n_ = n;
-        next_.store(0, std::memory_order_relaxed);
-        pending_.store(static_cast<uint32_t>(workers_.size()), std::memory_order_relaxed);
+        const uint64_t gen = ++launches_;
+        state_.store(gen << 32 | kFilling);
+        body_.store(body);
+        ctx_.store(ctx);
+        n_.store(n);
+        done_.store(0);
+        state_.store(gen << 32);
         {
-            std::lock_guard<std::mutex> g(mu_);
-            generation_.fetch_add(1, std::memory_order_release);
+            std::lock_guard<std::mutex> g(mu_);  // a worker between its check and its wait sees this
         }
         cv_.notify_all();
-        drain();
-        // Wait for every worker to leave this job (brief spin, then yield).
-        for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+        drain(gen);
+        // The blocks other threads claimed: a short spin, then yield.
+        for (int spin = 0; done_.load() != n; ++spin) {
             if (spin > 2000) std::this_thread::yield();
         }
         return true;
     }
 
 private:
-    void drain() {
+    static constexpr uint32_t kFilling = 0xffffffffu;
+
+    // Claims and runs blocks of generation gen while any are left.
+    void drain(uint64_t gen) {
+        const bool outer = tlsInsideBlock;
         tlsInsideBlock = true;
         for (;;) {
-            uint32_t i = next_.fetch_add(1, std::memory_order_relaxed);
-            if (i >= n_) break;
-            body_(i, ctx_);
+            uint64_t s = state_.load();
+            if (s >> 32 != (gen & 0xffffffffu)) break;
+            const uint32_t i = static_cast<uint32_t>(s);
+            if (i == kFilling) continue;  // the launcher is writing the job
+            if (i >= n_.load()) break;
+            if (!state_.compare_exchange_weak(s, s + 1)) continue;
+            body_.load()(i, ctx_.load());
+            done_.fetch_add(1);
         }
-        tlsInsideBlock = false;
+        tlsInsideBlock = outer;
     }
+    uint64_t generation() const { return state_.load() >> 32; }
     void work() {
         uint64_t seen = 0;
         for (;;) {
             // Spin a little for back-to-back launches, then sleep.
-            uint64_t g = generation_.load(std::memory_order_acquire);
-            for (int spin = 0; g == seen && spin < 20000; ++spin) {
-                g = generation_.load(std::memory_order_acquire);
-            }
+            uint64_t g = generation();
+            for (int spin = 0; g == seen && spin < 20000; ++spin) g = generation();
             if (g == seen) {
                 std::unique_lock<std::mutex> lk(mu_);
-                cv_.wait(lk, [&] { return stop_ || generation_.load() != seen; });
+                cv_.wait(lk, [&] { return stop_ || generation() != seen; });
                 if (stop_) return;
-                g = generation_.load();
+                g = generation();
             }
             seen = g;
-            drain();
-            pending_.fetch_sub(1, std::memory_order_acq_rel);
+            drain(g);
         }
     }
 
@@ -119,12 +140,12 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     bool stop_ = false;
-    std::atomic<uint64_t> generation_{0};
-    std::atomic<uint32_t> next_{0};
-    std::atomic<uint32_t> pending_{0};
-    void (*body_)(uint32_t, void*) = nullptr;
-    void* ctx_ = nullptr;
-    uint32_t n_ = 0;
+    uint64_t launches_ = 0;  // under launchMu_
+    std::atomic<uint64_t> state_{0};
+    std::atomic<uint32_t> n_{0};
+    std::atomic<uint32_t> done_{0};
+    std::atomic<void (*)(uint32_t, void*)> body_{nullptr};
+    std::atomic<void*> ctx_{nullptr};
 };
 
 std::mutex gPoolMu;
