@@ -570,6 +570,23 @@ PYBIND11_MODULE(_core, m) {
         py::arg("bits"), py::arg("store"),
         "Test hook: 16-bit values (their bits) as the baseline SpMV build widens them (no F16C)");
     m.def(
+        "widen_f16",
+        [](py::array_t<uint16_t, py::array::c_style> bits) {
+            std::vector<py::ssize_t> shape(bits.shape(), bits.shape() + bits.ndim());
+            py::array_t<float> out(shape);
+            const uint16_t* src = bits.data();
+            float* dst = out.mutable_data();
+            const int64_t n = static_cast<int64_t>(bits.size());
+            if (n >= (int64_t(1) << 16)) withoutGil([&] { al::spmvWidenF16(src, dst, n); });
+            else al::spmvWidenF16(src, dst, n);
+            return out;
+        },
+        py::arg("bits"),
+        "float16 values (a C-contiguous uint16 view of their bits) as a new float32 array of the same "
+        "shape, exactly (F16C where the CPU has it)");
+    m.def("widen_f16_isa", [] { return std::string(al::spmvWidenF16Isa()); },
+          "The build widen_f16 runs: avx2+fma (F16C) or baseline");
+    m.def(
         "pool_check",
         [](int64_t launches, uint32_t maxBlocks, uint32_t work) {
             if (launches < 0 || maxBlocks < 1 || maxBlocks > 4096)

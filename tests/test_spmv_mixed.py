@@ -261,3 +261,47 @@ def test_raw_arrays_of_a_scipy_dtype_run_as_csr(rng):
         y = spmv((S.data, S.indices, S.indptr), x, shape=S.shape, alpha=2.0)
     assert rec == [("spmv", "cpu", None)]
     np.testing.assert_allclose(y, 2.0 * (S @ x), rtol=1e-12, atol=1e-12)
+
+
+def test_float16_widening_of_x_is_exact():
+    # x (and y when beta != 0) in float16 are widened by the host layer
+    # (F16C where the CPU has it), not by numpy: every bit pattern, odd
+    # lengths (the scalar tail after groups of eight), 2-D shapes.
+    from ascend_linalg import _core
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    with np.errstate(invalid="ignore"):
+        expect = bits.view(np.float16).astype(np.float32)
+    for n in (0, 1, 7, 8, 9, 13, 1 << 16):
+        got = _core.widen_f16(bits[-n:] if n else bits[:0])
+        want = expect[-n:] if n else expect[:0]
+        assert got.dtype == np.float32 and got.shape == (n,)
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+    two = _core.widen_f16(bits[:21].reshape(7, 3))
+    assert two.shape == (7, 3)
+    np.testing.assert_array_equal(two.view(np.uint32), expect[:21].reshape(7, 3).view(np.uint32))
+    # a strided view is copied first (pybind11), never read as if contiguous
+    np.testing.assert_array_equal(_core.widen_f16(bits[:4000:3]).view(np.uint32), expect[:4000:3].view(np.uint32))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "2d-F"])
+def test_float16_x_any_layout_through_spmv(layout, rng, monkeypatch):
+    # contiguous x goes through _core.widen_f16; other layouts through numpy;
+    # same result either way, and y (beta != 0) is widened the same way
+    from ascend_linalg.sparse import _spmv as mod
+    calls = []
+    real = mod._core.widen_f16
+    monkeypatch.setattr(mod._core, "widen_f16", lambda b: calls.append(b.shape) or real(b))
+    S = _csr(rng, 40, 31)
+    data = S.data.astype(np.float16)
+    base = rng.standard_normal((62, 3)).astype(np.float16)
+    x = {"contiguous": base[:31, 0].copy(), "strided": base[::2, 0], "2d-F": np.asfortranarray(base[:31, :2])}[layout]
+    y0 = rng.standard_normal((40,) + x.shape[1:]).astype(np.float16)
+    with ascend_linalg.use_backend("cpu"):
+        y = spmv((data, S.indices, S.indptr), x, beta=0.5, y=y0.copy(), shape=S.shape)
+    ref = (sp.csr_matrix((data.astype(np.float64), S.indices, S.indptr), shape=S.shape) @ x.astype(np.float64)
+           + 0.5 * y0.astype(np.float64))
+    np.testing.assert_allclose(y.astype(np.float64), ref, rtol=4e-3, atol=4e-3)
+    assert (x.shape in calls) == (layout == "contiguous")
+    assert y0.shape in calls  # y0.copy() is C-contiguous

@@ -21,7 +21,8 @@ const DotTable& dotBaseline() {
     static const DotTable t{scalarEntry<float, int32_t>(), scalarEntry<float, int64_t>(),
                             scalarEntry<double, int32_t>(), scalarEntry<double, int64_t>(),
                             scalarEntry<float, int32_t, Half>(), scalarEntry<float, int64_t, Half>(),
-                            scalarEntry<float, int32_t, BHalf>(), scalarEntry<float, int64_t, BHalf>(), "baseline"};
+                            scalarEntry<float, int32_t, BHalf>(), scalarEntry<float, int64_t, BHalf>(), widenHalfArray,
+                            "baseline"};
     return t;
 }
 
@@ -225,6 +226,11 @@ void spmv_fixup_merge_cpu(uint32_t b, uint32_t, void* const* args, const void* t
 }
 
 const char* spmvMergeIsa() { return spmvm::dots().isa; }
+
+void spmvWidenF16(const uint16_t* src, float* dst, int64_t n) {
+    spmvm::dotsF16().widenF16(reinterpret_cast<const Half*>(src), dst, n);
+}
+const char* spmvWidenF16Isa() { return spmvm::dotsF16().isa; }
 
 void spmvWidenBaseline(int32_t store, const uint16_t* src, float* dst, int64_t n) {
     const spmvm::DotTable& t = spmvm::dotBaseline();

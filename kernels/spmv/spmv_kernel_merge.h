@@ -38,6 +38,10 @@ const char* spmvMergeIsa();
 // src[i] (store AL_R_16F or AL_R_16BF), read through its dot product (one
 // nonzero against x = 1.0 from +0.0), as on a CPU without AVX2/F16C.
 void spmvWidenBaseline(int32_t store, const uint16_t* src, float* dst, int64_t n);
+// n float16 values (their bits) to float32, exactly (F16C where the CPU has
+// it): the float16 x of the mixed-precision modes, which numpy widens slowly.
+void spmvWidenF16(const uint16_t* src, float* dst, int64_t n);
+const char* spmvWidenF16Isa();
 
 namespace spmvm {
 // Per-ISA checked dot products for float32/float64 (index int32/int64):
@@ -61,6 +65,7 @@ struct DotTable {
     DotEntry<float, int64_t, Half> h16i64;
     DotEntry<float, int32_t, BHalf> b16i32;
     DotEntry<float, int64_t, BHalf> b16i64;
+    void (*widenF16)(const Half* src, float* dst, int64_t n);  // exact float16 -> float32
     const char* isa;
 };
 const DotTable& dotBaseline();

@@ -157,7 +157,7 @@ template <class I, class V> constexpr DotEntry<float, I, V> widening() {
 }
 const DotTable kAvx2{entry<float, int32_t>(), entry<float, int64_t>(), entry<double, int32_t>(),
                      entry<double, int64_t>(), widening<int32_t, Half>(), widening<int64_t, Half>(),
-                     widening<int32_t, BHalf>(), widening<int64_t, BHalf>(), "avx2+fma"};
+                     widening<int32_t, BHalf>(), widening<int64_t, BHalf>(), widenHalfArray, "avx2+fma"};
 
 }  // namespace
 
