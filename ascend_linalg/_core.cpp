@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "_core_gil.h"
 #include "ascend_linalg/al_blas.h"
 #include "ascend_linalg/al_sparse.h"
 #include "host/csymm_tiling.h"
@@ -23,69 +24,14 @@
 #include "kernels/spmv/spmv_kernel_merge.h"
 
 namespace py = pybind11;
+using alpy::HeldRefs;
+using alpy::withoutGil;
+
+void addTestHooks(py::module_& m);  // _core_hooks.cpp
 
 namespace {
 
 PyObject* gHostError = nullptr;  // ascend_linalg._core.HostError (RuntimeError)
-
-// Python references a binding keeps across withoutGil (the objects must stay
-// alive while the GIL is released and another thread could drop theirs).
-// Normally they are dropped by the destructor, the GIL held again; see
-// retakeGil for the one case where they are leaked instead.
-class HeldRefs {
-public:
-    void hold(py::handle h) { refs_.push_back(py::reinterpret_borrow<py::object>(h)); }
-    void leak() noexcept {
-        for (py::object& o : refs_) o.release();
-    }
-
-private:
-    std::vector<py::object> refs_;
-};
-
-// Take the GIL back after PyEval_SaveThread. At interpreter exit CPython ends a
-// daemon thread that does so with pthread_exit (a forced unwind) instead of
-// returning: the thread never gets the GIL again, while the interpreter is
-// being finalized. Every destructor the unwind passes then runs without the
-// GIL, so no frame of a binding may own a Python reference at this point:
-// bindings that release the GIL take their arguments as py::handle (borrowed
-// from the caller, who keeps them alive) and keep what they must own in a
-// HeldRefs, which is leaked here; the process is exiting.
-// Nothing else can come out of the C function: catch (...) sees only that
-// unwind (catching abi::__forced_unwind by reference binds a null pointer,
-// which UBSan reports), and must rethrow it. Catching it right at the call
-// also puts ASan's no-return handler, run before the rethrow, on stack that no
-// abandoned instrumented frame left poisoned; run first in an outer frame's
-// cleanup, the handler aborts in an internal CHECK (.ci/sanitize.sh).
-void retakeGil(PyThreadState* ts, HeldRefs* held) {
-    try {
-        PyEval_RestoreThread(ts);
-    } catch (...) {
-        if (held) held->leak();
-        throw;
-    }
-}
-
-// Run f() with the GIL released; f must not touch Python objects. Not RAII on
-// purpose: re-taking the GIL in a destructor (py::gil_scoped_release) would
-// put that forced unwind through a noexcept frame, which terminates. An
-// exception from f is rethrown once the GIL is held again.
-template <class F>
-void withoutGil(F&& f, HeldRefs* held = nullptr) {
-    PyThreadState* ts = PyEval_SaveThread();
-    std::exception_ptr error;
-    try {
-        f();
-    } catch (...) {
-        error = std::current_exception();
-        if (!error) {  // not a C++ exception: a forced unwind (thread cancelled), no GIL to take back
-            if (held) held->leak();
-            throw;
-        }
-    }
-    retakeGil(ts, held);
-    if (error) std::rethrow_exception(error);
-}
 
 [[noreturn]] void raiseStatus(const char* fn, alStatus_t st) {
     std::string msg = std::string(fn) + ": " + alGetStatusName(st) + ": " + alGetLastErrorMessage();
@@ -559,17 +505,6 @@ PYBIND11_MODULE(_core, m) {
     m.def("cpu_shutdown", [] { withoutGil([] { al::cpuShutdown(); }); });
     m.def("cpu_isa", &al::cpuIsa);
     m.def(
-        "spmv_widen_baseline",
-        [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> bits, const std::string& store) {
-            if (store != "float16" && store != "bfloat16") throw py::value_error("store must be float16 or bfloat16");
-            py::array_t<float> out(bits.size());
-            al::spmvWidenBaseline(store == "float16" ? AL_R_16F : AL_R_16BF, bits.data(), out.mutable_data(),
-                                  bits.size());
-            return out;
-        },
-        py::arg("bits"), py::arg("store"),
-        "Test hook: 16-bit values (their bits) as the baseline SpMV build widens them (no F16C)");
-    m.def(
         "widen_f16",
         [](py::array_t<uint16_t, py::array::c_style> bits) {
             std::vector<py::ssize_t> shape(bits.shape(), bits.shape() + bits.ndim());
@@ -586,45 +521,7 @@ PYBIND11_MODULE(_core, m) {
         "shape, exactly (F16C where the CPU has it)");
     m.def("widen_f16_isa", [] { return std::string(al::spmvWidenF16Isa()); },
           "The build widen_f16 runs: avx2+fma (F16C) or baseline");
-    m.def(
-        "pool_check",
-        [](int64_t launches, uint32_t maxBlocks, uint32_t work) {
-            if (launches < 0 || maxBlocks < 1 || maxBlocks > 4096)
-                throw py::value_error("launches >= 0 and 1 <= max_blocks <= 4096");
-            // Launch l runs 1 + l % maxBlocks blocks (the block count changes
-            // between back-to-back launches); block i of launch l counts itself
-            // in hits[l][i] after `work` steps of busy work that vary by block.
-            struct Ctx {
-                std::atomic<uint32_t>* hits;
-                uint32_t work;
-            };
-            std::vector<std::atomic<uint32_t>> hits(static_cast<size_t>(launches) * maxBlocks);
-            for (auto& h : hits) h.store(0, std::memory_order_relaxed);
-            int64_t wrong = 0;
-            withoutGil([&] {
-                for (int64_t l = 0; l < launches; ++l) {
-                    const uint32_t n = 1 + static_cast<uint32_t>(l % maxBlocks);
-                    Ctx ctx{hits.data() + static_cast<size_t>(l) * maxBlocks, work};
-                    al::parallelFor(n, [](uint32_t i, void* p) {
-                        auto* c = static_cast<Ctx*>(p);
-                        volatile uint32_t sink = 0;
-                        for (uint32_t k = 0; k < c->work * (1 + i % 3); ++k) sink = sink + k;
-                        c->hits[i].fetch_add(1, std::memory_order_relaxed);
-                    }, &ctx);
-                    // every block of this launch ran once, when parallelFor returned
-                    for (uint32_t i = 0; i < maxBlocks; ++i)
-                        wrong += ctx.hits[i].load(std::memory_order_relaxed) != (i < n ? 1u : 0u);
-                }
-            });
-            // and nothing ran later on a finished launch's context
-            for (int64_t l = 0; l < launches; ++l)
-                for (uint32_t i = 0; i < maxBlocks; ++i)
-                    wrong += hits[static_cast<size_t>(l) * maxBlocks + i].load() !=
-                             (i < 1 + static_cast<uint32_t>(l % maxBlocks) ? 1u : 0u);
-            return wrong;
-        },
-        py::arg("launches"), py::arg("max_blocks"), py::arg("work") = 0,
-        "Test hook: run launches on the CPU pool and count blocks that ran other than once");
+    addTestHooks(m);
     m.def(
         "npu_shutdown",
         [](double timeout) {

@@ -1,0 +1,70 @@
+// The _core module's test hooks: entry points the tests use to reach the
+// kernels' and the thread pool's internals directly (not part of the API).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "_core_gil.h"
+#include "ascend_linalg/al_types.h"
+#include "host/runtime/cpu_device.h"
+#include "kernels/spmv/spmv_kernel_merge.h"
+
+namespace py = pybind11;
+using alpy::withoutGil;
+
+void addTestHooks(py::module_& m) {
+    m.def(
+        "spmv_widen_baseline",
+        [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> bits, const std::string& store) {
+            if (store != "float16" && store != "bfloat16") throw py::value_error("store must be float16 or bfloat16");
+            py::array_t<float> out(bits.size());
+            al::spmvWidenBaseline(store == "float16" ? AL_R_16F : AL_R_16BF, bits.data(), out.mutable_data(),
+                                  bits.size());
+            return out;
+        },
+        py::arg("bits"), py::arg("store"),
+        "Test hook: 16-bit values (their bits) as the baseline SpMV build widens them (no F16C)");
+    m.def(
+        "pool_check",
+        [](int64_t launches, uint32_t maxBlocks, uint32_t work) {
+            if (launches < 0 || maxBlocks < 1 || maxBlocks > 4096)
+                throw py::value_error("launches >= 0 and 1 <= max_blocks <= 4096");
+            // Launch l runs 1 + l % maxBlocks blocks (the block count changes
+            // between back-to-back launches); block i of launch l counts itself
+            // in hits[l][i] after `work` steps of busy work that vary by block.
+            struct Ctx {
+                std::atomic<uint32_t>* hits;
+                uint32_t work;
+            };
+            std::vector<std::atomic<uint32_t>> hits(static_cast<size_t>(launches) * maxBlocks);
+            for (auto& h : hits) h.store(0, std::memory_order_relaxed);
+            int64_t wrong = 0;
+            withoutGil([&] {
+                for (int64_t l = 0; l < launches; ++l) {
+                    const uint32_t n = 1 + static_cast<uint32_t>(l % maxBlocks);
+                    Ctx ctx{hits.data() + static_cast<size_t>(l) * maxBlocks, work};
+                    al::parallelFor(n, [](uint32_t i, void* p) {
+                        auto* c = static_cast<Ctx*>(p);
+                        volatile uint32_t sink = 0;
+                        for (uint32_t k = 0; k < c->work * (1 + i % 3); ++k) sink = sink + k;
+                        c->hits[i].fetch_add(1, std::memory_order_relaxed);
+                    }, &ctx);
+                    // every block of this launch ran once, when parallelFor returned
+                    for (uint32_t i = 0; i < maxBlocks; ++i)
+                        wrong += ctx.hits[i].load(std::memory_order_relaxed) != (i < n ? 1u : 0u);
+                }
+            });
+            // and nothing ran later on a finished launch's context
+            for (int64_t l = 0; l < launches; ++l)
+                for (uint32_t i = 0; i < maxBlocks; ++i)
+                    wrong += hits[static_cast<size_t>(l) * maxBlocks + i].load() !=
+                             (i < 1 + static_cast<uint32_t>(l % maxBlocks) ? 1u : 0u);
+            return wrong;
+        },
+        py::arg("launches"), py::arg("max_blocks"), py::arg("work") = 0,
+        "Test hook: run launches on the CPU pool and count blocks that ran other than once");
+}
