@@ -29,6 +29,20 @@ void addTestHooks(py::module_& m) {
         py::arg("bits"), py::arg("store"),
         "Test hook: 16-bit values (their bits) as the baseline SpMV build widens them (no F16C)");
     m.def(
+        "spmv_scattered",
+        [](py::array indices, int64_t lo, int64_t hi, int64_t stride) {
+            if (indices.ndim() != 1 || !(indices.flags() & py::array::c_style))
+                throw py::value_error("indices must be a contiguous 1-D array");
+            if (lo < 0 || hi < lo || hi > indices.shape(0)) throw py::value_error("need 0 <= lo <= hi <= len(indices)");
+            if (py::isinstance<py::array_t<int32_t>>(indices))
+                return al::spmvScattered32(static_cast<const int32_t*>(indices.data()), lo, hi, stride);
+            if (py::isinstance<py::array_t<int64_t>>(indices))
+                return al::spmvScattered64(static_cast<const int64_t*>(indices.data()), lo, hi, stride);
+            throw py::type_error("indices must be int32 or int64");
+        },
+        py::arg("indices"), py::arg("lo"), py::arg("hi"), py::arg("stride") = 1,
+        "Test hook: whether the SpMV row loops treat nonzeros [lo, hi) as scattered (prefetched per nonzero)");
+    m.def(
         "pool_check",
         [](int64_t launches, uint32_t maxBlocks, uint32_t work) {
             if (launches < 0 || maxBlocks < 1 || maxBlocks > 4096)

@@ -232,6 +232,13 @@ void spmvWidenF16(const uint16_t* src, float* dst, int64_t n) {
 }
 const char* spmvWidenF16Isa() { return spmvm::dotsF16().isa; }
 
+bool spmvScattered32(const int32_t* idx, int64_t lo, int64_t hi, int64_t stride) {
+    return spmvm::scattered(idx, lo, hi, stride);
+}
+bool spmvScattered64(const int64_t* idx, int64_t lo, int64_t hi, int64_t stride) {
+    return spmvm::scattered(idx, lo, hi, stride);
+}
+
 void spmvWidenBaseline(int32_t store, const uint16_t* src, float* dst, int64_t n) {
     const spmvm::DotTable& t = spmvm::dotBaseline();
     const int32_t zero = 0;

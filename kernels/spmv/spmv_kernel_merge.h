@@ -42,6 +42,11 @@ void spmvWidenBaseline(int32_t store, const uint16_t* src, float* dst, int64_t n
 // it): the float16 x of the mixed-precision modes, which numpy widens slowly.
 void spmvWidenF16(const uint16_t* src, float* dst, int64_t n);
 const char* spmvWidenF16Isa();
+// Test hook: whether the row loops would treat nonzeros [lo, hi) as scattered
+// (x, or the transposed partial, prefetched per nonzero) rather than
+// streaming; stride is x's element stride. A performance choice only.
+bool spmvScattered32(const int32_t* idx, int64_t lo, int64_t hi, int64_t stride);
+bool spmvScattered64(const int64_t* idx, int64_t lo, int64_t hi, int64_t stride);
 
 namespace spmvm {
 // Per-ISA checked dot products for float32/float64 (index int32/int64):
