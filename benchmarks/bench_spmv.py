@@ -147,9 +147,11 @@ def main():
     }
     repeats = 5 if args.quick else 9
     nt = ascend_linalg.get_num_threads()
-    bw1, bwn = stream_triad(1), stream_triad(nt)
+    bw1 = stream_triad(1)
+    bwn = stream_triad(nt) if nt > 1 else bw1
+    more = f", {bwn:.1f} GB/s on {nt}" if nt > 1 else ""
     print(f"ascend_linalg {ascend_linalg.__version__}, {nt} CPU threads; STREAM triad (numpy): "
-          f"{bw1:.1f} GB/s on 1 thread, {bwn:.1f} GB/s on {nt}")
+          f"{bw1:.1f} GB/s on 1 thread{more}")
     print(f"{'matrix':<30}{'dtype':<9}{'op':<4}{'nnz':>10}{'scipy ms':>10}{'ours ms':>9}"
           f"{'ours/scipy':>11}{'ours GB/s':>10}{'roof':>6}")
 
