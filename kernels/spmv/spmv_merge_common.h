@@ -336,8 +336,8 @@ template <class V> inline void prefetchAhead(const V* p) {
 //   17.6-21.3 with, 15.6-21.0 without);
 //   float64 A x (8 MB x), C++ harness: with 18.6-19.8, without 25.3-27.4.
 // The threshold lies between the two; this machine's L3 is 32 MB, shared
-// with other tenants. The transposed kernel's partial is always prefetched
-// when scattered (its figures are in spmvt_merge_impl.h).
+// with other tenants. The transposed kernel applies the same bound to its
+// blocks' partials together (its figures are in spmvt_merge_impl.h).
 constexpr int64_t kScatterPfMinBytes = int64_t(6) << 20;
 enum : int { kPfNone = 0, kPfStream = 1, kPfScattered = 2 };
 template <class I>

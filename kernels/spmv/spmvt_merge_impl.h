@@ -250,12 +250,26 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     if (t.nvec == 1) {
         const int64_t xs = t.xRowStride;
-        // A scattered partial is prefetched whatever its size (unlike x in the
-        // non-transposed kernel): through Python, random 1e6 x 1e6 with 1e7
-        // nonzeros, float32 (4 MB partials), A^T x took 24-30 ms with the
-        // prefetch and 48-125 without (3 alternating runs each; power-law
-        // rows 27-28 and 49-65).
-        const int64_t partBytes = std::numeric_limits<int64_t>::max();
+        // A scattered partial is prefetched when all blocks' partials
+        // together (they share the last-level cache) exceed
+        // kScatterPfMinBytes, the bound the non-transposed kernel puts on x.
+        // Smaller ones stay in cache, where the prefetches' index loads cost
+        // more than they hide. Random n x n matrices, 10 n nonzeros, through
+        // Python, AVX2 EPYC (32 MB L3, shared), interleaved medians of 9,
+        // with / without the prefetch, ms:
+        //   partials 1-4 MB: n = 2.5e5 float32 1 thread 12.2 / 8.4; 5e5
+        //   float32 1 thread 22.5 / 15.3, 2 threads 12.1 / 12.1; 1e6
+        //   float32 1 thread 48.0 / 36.3 (scipy 42.4); 2.5e5 float64 2
+        //   threads 7.6 / 8.7 (the one loss); power-law rows 1e6 float32 1
+        //   thread 43.3 / 37.2;
+        //   6 MB: 1.5e6 float32 1 thread 65.0 / 53.0;
+        //   8 MB and more: 1e6 float32 2 threads 34.9 / 54.6, float64 1
+        //   thread 111 / 177; 2e6 float32 1 thread 94.7 / 154; 3e6 float64
+        //   2 threads 285 / 329.
+        // (The previous machine, AVX-512: 1e6 float32, 2 threads, 8 MB in
+        // all: 24-30 ms with the prefetch, 48-125 without.)
+        const int64_t partBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 40)) *
+                                  static_cast<int64_t>(sizeof(T)) * static_cast<int64_t>(nb);
         int bad;
 #define AL_SPMVT_ROWS(TOUCH)                                                                          \
     switch (prefetchMode(idx, s.k0, s.k1, 1, partBytes)) {                                            \
