@@ -26,15 +26,21 @@ namespace {
 
 constexpr int64_t kPage = int64_t(1) << kSpmvPageShift;
 
-// Scattered blocks prefetch the partial elements of rows up to this long. A
-// longer row of a canonical (sorted) matrix sweeps the partial in address
-// order, and there the prefetches' extra index loads cost more than they
-// hide: power-law rows (1e6 x 1e6, 1.08e7 nonzeros, 69% of them in rows of
-// over 1000), float64 A^T x, 2 threads, AVX-512 Zen machine, interleaved
-// medians: 13.0-14.6 ms with every row prefetched (one thread 12.5-13.9),
-// 8.9-9.6 with rows over 256 left to the hardware (thresholds 16-256 read
-// alike); float32 9.9 -> 7.1-7.3. The uniform random matrix (rows of <= 28)
-// is unchanged: 9.2-9.7 ms.
+// Scattered blocks: a row up to this long whose indices are not all checked
+// yet prefetches its partial elements a piece of kPrefetch at a time ahead of
+// its scatter loop; a longer row prefetches inside each checked span's loop.
+// History: the ninth session left rows over 256 unprefetched, since there,
+// with the piece-at-a-time prefetch, power-law rows (1e6 x 1e6, 1.08e7
+// nonzeros, 69% of them in rows of over 1000), float64 A^T x, 2 threads, an
+// AVX-512 Zen machine, took 13.0-14.6 ms with every row prefetched and
+// 8.9-9.6 with rows over 256 unprefetched (float32 9.9 -> 7.1-7.3). On the
+// AVX2 EPYC machine of the tenth and eleventh sessions (32 MB shared L3,
+// slower to reach) the unprefetched long rows were the slow part; the
+// prefetch inside the span loop, three alternating processes per build, 9
+// interleaved rounds, ms: float64 2 threads 40.6-66.2 -> 28.7-38.8 (ours /
+// scipy 0.87-1.40 -> 2.34-5.01 in the same runs), 1 thread 42.7-106.8 ->
+// 47.3-56.7 (1.02-1.11 -> 2.02-2.96); float32 2 threads 16.1-24.2 ->
+// 18.2-20.4. Not measured on the AVX-512 machine.
 constexpr int64_t kScatterPfMaxRow = 256;
 
 template <class T> T* partial(void* ws, const SpmvTilingData& t, int64_t b) {
@@ -192,7 +198,22 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 }
                 return true;
             }
-            pf = std::max(pf, kb);  // a long row: the plain span loop below, no partial prefetch
+            // a long row: each checked span's nonzeros prefetch in the loop
+            while (ka < kb) {
+                if (ka >= chk && !checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
+                const int64_t e = std::min(kb, chk), ef = std::max(ka, std::min(e, s.k1 - kPrefetch));
+                for (int64_t k = ka; k < ef; ++k) {
+                    __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[k + kPrefetch]), lim)), 1);
+                    const uint64_t c = static_cast<UIndex<I>>(idx[k]);
+                    T p = mul(widen<T>(val[k]), xr);
+                    keepScalar(p);
+                    part[c] = add(part[c], p);
+                }
+                scatterRow(val, idx, ef, e, xr, part);
+                ka = e;
+            }
+            pf = std::max(pf, kb + kPrefetch);
+            return true;
         } else if (__builtin_expect(kb <= chk && kb - ka <= kUnroll, 1)) {
             // streaming blocks: a short row whose indices are checked already
             // is unrolled
