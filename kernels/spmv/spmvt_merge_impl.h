@@ -83,6 +83,21 @@ inline void scatterRow(const V* val, const I* idx, int64_t ka, int64_t kb, T xr,
     }
 }
 
+// scatterRow whose nonzero k also prefetches the partial element of nonzero
+// k + kPrefetch (which must lie inside the index array; its index may be
+// unchecked: it is clamped to lim, as merely forming an out-of-range address
+// is undefined).
+template <class T, class I, class V>
+inline void scatterRowPf(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
+    for (int64_t k = ka; k < kb; ++k) {
+        __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[k + kPrefetch]), lim)), 1);
+        const uint64_t c = static_cast<UIndex<I>>(idx[k]);
+        T p = mul(widen<T>(val[k]), xr);
+        keepScalar(p);
+        part[c] = add(part[c], p);
+    }
+}
+
 // scatterRow for len <= kUnroll nonzeros ending at e, unrolled as
 // unrolledDot: one indirect jump into a fall-through chain instead of a
 // counted loop per row. Same products, same order. C++ harness, 2 threads,
@@ -173,13 +188,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 // float64 2 threads 54-105 -> 41-56; float64 1 thread 56-67
                 // -> 40-82 (three of four runs 40-45). Power-law rows (mostly
                 // long rows, the loop below) read alike.
-                for (int64_t k = ka; k < kb; ++k) {
-                    __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[k + kPrefetch]), lim)), 1);
-                    const uint64_t c = static_cast<UIndex<I>>(idx[k]);
-                    T p = mul(widen<T>(val[k]), xr);
-                    keepScalar(p);
-                    part[c] = add(part[c], p);
-                }
+                scatterRowPf(val, idx, ka, kb, xr, part, lim);
                 pf = std::max(pf, kb + kPrefetch);
                 return true;
             }
@@ -202,13 +211,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             while (ka < kb) {
                 if (ka >= chk && !checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
                 const int64_t e = std::min(kb, chk), ef = std::max(ka, std::min(e, s.k1 - kPrefetch));
-                for (int64_t k = ka; k < ef; ++k) {
-                    __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[k + kPrefetch]), lim)), 1);
-                    const uint64_t c = static_cast<UIndex<I>>(idx[k]);
-                    T p = mul(widen<T>(val[k]), xr);
-                    keepScalar(p);
-                    part[c] = add(part[c], p);
-                }
+                scatterRowPf(val, idx, ka, ef, xr, part, lim);
                 scatterRow(val, idx, ef, e, xr, part);
                 ka = e;
             }
