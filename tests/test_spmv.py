@@ -427,9 +427,9 @@ def test_stencils_stream_and_random_columns_scatter(rng, index_dtype):
 def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
     # Blocks of 2^16 nonzeros or more take the row loops' prefetching paths
     # (value/index streams; for scattered columns over more than 6 MiB of x
-    # or of the blocks' partials together, those as well, span by checked
-    # span along long rows), which smaller matrices never reach: same sums,
-    # same checks there. "-narrow": scattered columns over 2.4 MB (float64),
+    # or of the blocks' partials together, those as well: along a long row
+    # a piece at a time for x, span by checked span for the partial), which
+    # smaller matrices never reach: same sums, same checks there. "-narrow": scattered columns over 2.4 MB (float64),
     # on the streams-only path.
     n, k = 120_000, 8
     ncols = {"banded": n}.get(layout, 300_000 if layout.endswith("narrow") else 1_000_000)  # float64 x: 8 MB
