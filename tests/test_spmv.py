@@ -465,7 +465,7 @@ def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
             np.testing.assert_allclose(yt, S.T @ xt, rtol=1e-12, atol=1e-12)
             assert not np.signbit(yt[(S.T @ xt) == 0]).any()
             bad = [A.nnz // 2]
-            if layout == "scattered-long":  # also inside a long row (its own loop in A.T @ x)
+            if layout == "scattered-long":  # also inside a long row (split by span checks in A.T @ x)
                 bad.append(int(A.indptr[60_000]) + 1500)
             for pos in bad:
                 keep = A.indices[pos]

@@ -26,23 +26,6 @@ namespace {
 
 constexpr int64_t kPage = int64_t(1) << kSpmvPageShift;
 
-// Scattered blocks: a row up to this long whose indices are not all checked
-// yet prefetches its partial elements a piece of kPrefetch at a time ahead of
-// its scatter loop; a longer row prefetches inside each checked span's loop.
-// History: the ninth session left rows over 256 unprefetched, since there,
-// with the piece-at-a-time prefetch, power-law rows (1e6 x 1e6, 1.08e7
-// nonzeros, 69% of them in rows of over 1000), float64 A^T x, 2 threads, an
-// AVX-512 Zen machine, took 13.0-14.6 ms with every row prefetched and
-// 8.9-9.6 with rows over 256 unprefetched (float32 9.9 -> 7.1-7.3). On the
-// AVX2 EPYC machine of the tenth and eleventh sessions (32 MB shared L3,
-// slower to reach) the unprefetched long rows were the slow part; the
-// prefetch inside the span loop, three alternating processes per build, 9
-// interleaved rounds, ms: float64 2 threads 40.6-66.2 -> 28.7-38.8 (ours /
-// scipy 0.87-1.40 -> 2.34-5.01 in the same runs), 1 thread 42.7-106.8 ->
-// 47.3-56.7 (1.02-1.11 -> 2.02-2.96); float32 2 threads 16.1-24.2 ->
-// 18.2-20.4. Not measured on the AVX-512 machine.
-constexpr int64_t kScatterPfMaxRow = 256;
-
 template <class T> T* partial(void* ws, const SpmvTilingData& t, int64_t b) {
     return reinterpret_cast<T*>(static_cast<char*>(ws) + t.partOffset) + b * t.cols * t.nvec;
 }
@@ -161,15 +144,10 @@ template <bool Touch, int Pf, class T, class I, class V>
 int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* part,
                 unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows) {
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
-    int64_t pf = s.k0;   // next nonzero whose partial element is prefetched
     int64_t chk = s.k0;  // nonzeros [.., chk) are checked, their pages zeroed
     int64_t zeroed = 0;  // pages zeroed (Touch)
     // Row r's span [ka, kb), split where a span check falls inside it (the
     // sums per partial element keep their order).
-    // Scattered: the partial elements are prefetched kPrefetch nonzeros
-    // ahead, a piece of at most kPrefetch nonzeros at a time, so a long row
-    // does not prefetch all its elements before the first is used (a 1e5-
-    // nonzero row would evict its own prefetches).
     // Inlined (always_inline): GCC kept it out of line, a call per row.
     auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
         if (Pf != kPfNone) {
@@ -178,36 +156,39 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         }
         const T xr = x[r * xs];
         if constexpr (Pf == kPfScattered) {
-            if (__builtin_expect(kb <= chk && kb + kPrefetch <= s.k1 && kb - ka <= kScatterPfMaxRow, 1)) {
-                // A short row whose indices are checked already: each nonzero
-                // prefetches the partial element kPrefetch nonzeros on, in the
-                // scatter's own loop (one loop per row, not two). Random 1e6 x
-                // 1e6 with 1e7 nonzeros, through Python, AVX2 EPYC, 4
-                // alternating processes per build, 9 interleaved rounds, ms:
-                // float32 2 threads 23.4-27.1 -> 17.8-20.5 (scipy 26-45);
-                // float64 2 threads 54-105 -> 41-56; float64 1 thread 56-67
-                // -> 40-82 (three of four runs 40-45). Power-law rows (mostly
-                // long rows, the loop below) read alike.
+            // Scattered: each nonzero prefetches the partial element
+            // kPrefetch nonzeros on, in the scatter's own loop (one loop per
+            // row), a checked span at a time; a row whose indices are all
+            // checked, the common case, in one go. The block's last
+            // kPrefetch nonzeros prefetch nothing (the index array is not
+            // read past the block); earlier nonzeros prefetched theirs.
+            // History, AVX2 EPYC (32 MB shared L3), through Python,
+            // alternating processes per build, 9 interleaved rounds, ms:
+            // - The checked short row used to run two loops, one to prefetch
+            //   and one to scatter. Fused, random 1e6 x 1e6 with 1e7
+            //   nonzeros: float32 2 threads 23.4-27.1 -> 17.8-20.5 (scipy
+            //   26-45); float64 2 threads 54-105 -> 41-56; float64 1 thread
+            //   56-67 -> 40-82 (three of four runs 40-45).
+            // - Rows over 256 nonzeros had no prefetch, a choice made on an
+            //   AVX-512 Zen machine with the older two-loop prefetch
+            //   (power-law rows, 1e6 x 1e6, 1.08e7 nonzeros, float64 A^T x,
+            //   2 threads: 13.0-14.6 ms prefetching every row, 8.9-9.6 not
+            //   the long ones). Here the unprefetched long rows were the slow
+            //   part; with the span loop's prefetch, float64 2 threads
+            //   40.6-66.2 -> 28.7-38.8 (ours / scipy 0.87-1.40 -> 2.34-5.01),
+            //   1 thread 42.7-106.8 -> 47.3-56.7 (1.02-1.11 -> 2.02-2.96);
+            //   float32 2 threads 16.1-24.2 -> 18.2-20.4. Not measured on an
+            //   AVX-512 machine.
+            // - Short rows not yet all checked used to prefetch a piece of
+            //   kPrefetch at a time ahead of a separate scatter loop; now the
+            //   span loop does them too. Random and power-law, float32 and
+            //   float64, 1 and 2 threads: the same times within the noise
+            //   (e.g. random float32 2 threads 16.7-22.1 -> 17.1-20.1, float64
+            //   1 thread 40.4-54.1 -> 33.6-45.0).
+            if (__builtin_expect(kb <= chk && kb + kPrefetch <= s.k1, 1)) {
                 scatterRowPf(val, idx, ka, kb, xr, part, lim);
-                pf = std::max(pf, kb + kPrefetch);
                 return true;
             }
-            if (kb - ka <= kScatterPfMaxRow) {
-                while (ka < kb) {
-                    const int64_t e = std::min(kb, ka + kPrefetch);
-                    for (const int64_t pe = std::min(e + kPrefetch, s.k1); pf < pe; ++pf)
-                        __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)), 1);
-                    while (e > chk) {
-                        scatterRow(val, idx, ka, chk, xr, part);
-                        ka = chk;
-                        if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
-                    }
-                    scatterRow(val, idx, ka, e, xr, part);
-                    ka = e;
-                }
-                return true;
-            }
-            // a long row: each checked span's nonzeros prefetch in the loop
             while (ka < kb) {
                 if (ka >= chk && !checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
                 const int64_t e = std::min(kb, chk), ef = std::max(ka, std::min(e, s.k1 - kPrefetch));
@@ -215,7 +196,6 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 scatterRow(val, idx, ef, e, xr, part);
                 ka = e;
             }
-            pf = std::max(pf, kb + kPrefetch);
             return true;
         } else if (__builtin_expect(kb <= chk && kb - ka <= kUnroll, 1)) {
             // streaming blocks: a short row whose indices are checked already
