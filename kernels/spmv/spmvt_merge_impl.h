@@ -184,7 +184,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             //   span loop does them too. Random and power-law, float32 and
             //   float64, 1 and 2 threads: the same times within the noise
             //   (e.g. random float32 2 threads 16.7-22.1 -> 17.1-20.1, float64
-            //   1 thread 40.4-54.1 -> 33.6-45.0).
+            //   1 thread 40.4-51.1 -> 33.6-45.0).
             if (__builtin_expect(kb <= chk && kb + kPrefetch <= s.k1, 1)) {
                 scatterRowPf(val, idx, ka, kb, xr, part, lim);
                 return true;
