@@ -422,7 +422,7 @@ def test_stencils_stream_and_random_columns_scatter(rng, index_dtype):
 
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
 @pytest.mark.parametrize("layout", ["banded", "scattered", "scattered-long",
-                                    "scattered-narrow", "scattered-long-narrow"])
+                                    "scattered-narrow", "scattered-long-narrow", "scattered-short-narrow"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
     # Blocks of 2^16 nonzeros or more take the row loops' prefetching paths
@@ -430,7 +430,8 @@ def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
     # or of the blocks' partials together, those as well: along a long row
     # a piece at a time for x, span by checked span for the partial), which
     # smaller matrices never reach: same sums, same checks there. "-narrow": scattered columns over 2.4 MB (float64),
-    # on the streams-only path.
+    # on the streams-only path, except that "scattered-short-narrow" (rows of 2) prefetches A.T @ x's partial from
+    # 512 KiB on (kScatterPfShortMinBytes).
     n, k = 120_000, 8
     ncols = {"banded": n}.get(layout, 300_000 if layout.endswith("narrow") else 1_000_000)  # float64 x: 8 MB
     layout = layout.removesuffix("-narrow")
@@ -438,7 +439,7 @@ def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
         cols = np.clip(np.arange(n)[:, None] + np.arange(-3, 5), 0, n - 1).ravel()
         indptr = np.arange(0, n * k + 1, k)
     else:
-        lengths = np.full(n, k)
+        lengths = np.full(n, 2 if layout == "scattered-short" else k)
         if layout == "scattered-long":
             lengths[::1000] = 3001  # unsorted long rows, split by span checks and blocks
         indptr = np.concatenate([[0], np.cumsum(lengths)])
@@ -458,7 +459,7 @@ def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
             if layout == "scattered-long":
                 np.testing.assert_allclose(A @ x, S @ x, rtol=1e-12, atol=1e-10)
             else:
-                np.testing.assert_array_equal(A @ x, S @ x)  # rows of 8: scipy's order and bits
+                np.testing.assert_array_equal(A @ x, S @ x)  # short rows: scipy's order and bits
             np.testing.assert_allclose(A.T @ xt, S.T @ xt, rtol=1e-12, atol=1e-12)
             # beta == 0 writes every element of y, the empty columns' too (as +0)
             yt = asp.spmv(A, xt, y=np.full(ncols, np.nan), trans=True)

@@ -341,8 +341,9 @@ template <class V> inline void prefetchAhead(const V* p) {
 constexpr int64_t kScatterPfMinBytes = int64_t(6) << 20;
 enum : int { kPfNone = 0, kPfStream = 1, kPfScattered = 2 };
 template <class I>
-inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, int64_t targetBytes) {
-    if (targetBytes > kScatterPfMinBytes && scattered(idx, kLo, kHi, stride)) return kPfScattered;
+inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, int64_t targetBytes,
+                        int64_t minBytes = kScatterPfMinBytes) {
+    if (targetBytes > minBytes && scattered(idx, kLo, kHi, stride)) return kPfScattered;
     return kHi - kLo >= kStreamMinNnz ? kPfStream : kPfNone;
 }
 

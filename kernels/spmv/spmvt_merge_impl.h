@@ -26,6 +26,34 @@ namespace {
 
 constexpr int64_t kPage = int64_t(1) << kSpmvPageShift;
 
+// A scattered block of short rows, at most kScatterPfShortAvg nonzeros a row
+// on average, prefetches its partial when all blocks' partials together pass
+// kScatterPfShortMinBytes (past the 1 MiB L2), not only past
+// kScatterPfMinBytes. The likely reason (this machine's perf counts no
+// cycles or branches, so it is not measured): without the prefetch a row is
+// one branch on its length, which is random, and a mispredicted branch
+// throws away the scatters after it that were in flight; with it, the
+// partial's lines are on their way kPrefetch nonzeros ahead whatever the
+// branches do. Longer rows keep more scatters in flight per branch. Random
+// n x n matrices, float32 A^T x through Python, AVX2 EPYC,
+// without / with the prefetch in alternating processes, two runs each,
+// ms (scipy):
+//   n = 1e6, 1 nonzero a row, 1 thread: 20.4-25.8 / 10.3-11.4 (12-14);
+//   2 a row, 1 thread: 22.3-22.6 / 13.8-14.2 (14.5-16); 4 a row, 1
+//   thread: 23.1-28.9 / 18.8-19.1 (17.7-21);
+//   n = 5e5, 2 a row: 1 thread 8.4-8.7 / 6.9-7.0, 2 threads 5.7-6.3 /
+//   4.3-4.4;
+//   n = 2e5, 1 a row: 1 thread 2.7-2.8 / 2.3, 2 threads 1.5-2.4 / 1.4-1.5;
+//   4 a row: 1 thread 4.1-4.3 / 3.4-3.7, 2 threads 2.5-3.4 / 2.0-2.3;
+//   n = 3e4 (two partials of 120 KB, in L2), 1 a row, 2 threads:
+//   0.15-0.16 / 0.24-0.25, hence the lower bound.
+// At 6 and 8 a row the prefetch won too in these runs (n = 5e5, 2
+// threads, 8.5-11.4 / 5.9-8.4), but the eleventh session measured it
+// losing at 10 a row (see kScatterPfMinBytes's figures in spmvT), so the
+// average stays at 4.
+constexpr int64_t kScatterPfShortAvg = 4;
+constexpr int64_t kScatterPfShortMinBytes = int64_t(512) << 10;
+
 template <class T> T* partial(void* ws, const SpmvTilingData& t, int64_t b) {
     return reinterpret_cast<T*>(static_cast<char*>(ws) + t.partOffset) + b * t.cols * t.nvec;
 }
@@ -292,11 +320,16 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         //   2 threads 285 / 329.
         // (The previous machine, AVX-512: 1e6 float32, 2 threads, 8 MB in
         // all: 24-30 ms with the prefetch, 48-125 without.)
+        // Short rows change this: a block averaging at most
+        // kScatterPfShortAvg nonzeros a row is prefetched from
+        // kScatterPfShortMinBytes on (see there).
         const int64_t partBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 40)) *
                                   static_cast<int64_t>(sizeof(T)) * static_cast<int64_t>(nb);
+        const bool shortRows = s.k1 - s.k0 <= kScatterPfShortAvg * (s.r1 - s.r0 + 1);
+        const int64_t pfMin = shortRows ? kScatterPfShortMinBytes : kScatterPfMinBytes;
         int bad;
 #define AL_SPMVT_ROWS(TOUCH)                                                                          \
-    switch (prefetchMode(idx, s.k0, s.k1, 1, partBytes)) {                                            \
+    switch (prefetchMode(idx, s.k0, s.k1, 1, partBytes, pfMin)) {                                     \
         case kPfScattered: bad = scatterRows<TOUCH, kPfScattered>(indptr, idx, val, x, xs, part, flags, t, s, rows); break; \
         case kPfStream: bad = scatterRows<TOUCH, kPfStream>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;       \
         default: bad = scatterRows<TOUCH, kPfNone>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;               \
