@@ -38,9 +38,9 @@ constexpr int64_t kPage = int64_t(1) << kSpmvPageShift;
 // n x n matrices, float32 A^T x through Python, AVX2 EPYC,
 // without / with the prefetch in alternating processes, two runs each,
 // ms (scipy):
-//   n = 1e6, 1 nonzero a row, 1 thread: 20.4-25.8 / 10.3-11.4 (12-14);
-//   2 a row, 1 thread: 22.3-22.6 / 13.8-14.2 (14.5-16); 4 a row, 1
-//   thread: 23.1-28.9 / 18.8-19.1 (17.7-21);
+//   n = 1e6, 1 nonzero a row, 1 thread: 20.4-25.8 / 10.3-11.4 (9.4-14.2);
+//   2 a row, 1 thread: 22.3-22.6 / 13.8-14.2 (14.5-16.3); 4 a row, 1
+//   thread: 23.1-28.9 / 18.8-19.1 (17.7-27.8);
 //   n = 5e5, 2 a row: 1 thread 8.4-8.7 / 6.9-7.0, 2 threads 5.7-6.3 /
 //   4.3-4.4;
 //   n = 2e5, 1 a row: 1 thread 2.7-2.8 / 2.3, 2 threads 1.5-2.4 / 1.4-1.5;
