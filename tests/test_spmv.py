@@ -429,9 +429,10 @@ def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
     # (value/index streams; for scattered columns over more than 6 MiB of x
     # or of the blocks' partials together, those as well: along a long row
     # a piece at a time for x, span by checked span for the partial), which
-    # smaller matrices never reach: same sums, same checks there. "-narrow": scattered columns over 2.4 MB (float64),
-    # on the streams-only path, except that "scattered-short-narrow" (rows of 2) prefetches A.T @ x's partial from
-    # 512 KiB on (kScatterPfShortMinBytes).
+    # smaller matrices never reach: same sums, same checks there.
+    # "-narrow": scattered columns over 2.4 MB (float64), on the
+    # streams-only path, except that "scattered-short-narrow" (rows of 2)
+    # prefetches A.T @ x's partial from 512 KiB on (kScatterPfShortMinBytes).
     n, k = 120_000, 8
     ncols = {"banded": n}.get(layout, 300_000 if layout.endswith("narrow") else 1_000_000)  # float64 x: 8 MB
     layout = layout.removesuffix("-narrow")
