@@ -33,11 +33,16 @@ def _index_arrays(indptr, indices):
 
 def _operand(x, dtype):
     if x.dtype != dtype:
-        return x.astype(dtype)
+        return x.astype(dtype)  # C order
     if x.flags.c_contiguous:
         return x
     item = dtype.itemsize
     if any(s < 0 or s % item for s in x.strides):
+        return np.ascontiguousarray(x)
+    if x.ndim == 2 and x.shape[1] > 1 and x.strides[1] != item:
+        # The kernels read several vectors a row of X at a time (contiguous
+        # rows); other layouts would gather each vector on its own. scipy
+        # copies such an X to C order too (other.ravel()).
         return np.ascontiguousarray(x)
     return x
 

@@ -105,6 +105,48 @@ void segSums(const SpmvTilingData& t, const I* idx, const V* val, const T* x, in
     }
 }
 
+// nvec > 1 with X's rows contiguous (mvGather): out[v] := the sum over
+// [ka, kb) for every vector; false on an index out of range (checked first).
+template <class T, class I, class V>
+bool segSumsMv(const SpmvTilingData& t, const I* idx, const V* val, const T* x, int64_t ka, int64_t kb, T* out) {
+    if (kb > ka && !chunkIndicesOk(idx, ka, kb, indexLimit<I>(static_cast<uint64_t>(t.cols)))) return false;
+    forMvBlocks(t.nvec, [&](auto w, int64_t v0) __attribute__((always_inline)) {
+        mvGather<decltype(w)::value>(val, idx, ka, kb, x + v0, t.xRowStride, out + v0);
+    });
+    return true;
+}
+
+// nvec > 1 with X's rows contiguous: full rows [ra, rb) of a block whose
+// nonzeros lie in [kLo, kHi], checked as rowsN1Mode checks them (indptr a
+// chunk of rows ahead, indices a span ahead), then the epilogue per element.
+// Returns nonzero on malformed structure.
+template <class T, class I, class V>
+int rowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* y, const SpmvTilingData& t,
+           int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, T alpha, T beta) {
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    int64_t a = static_cast<int64_t>(indptr[ra]);
+    if (a < kLo || a > kHi) return 1;
+    int64_t chk = a;  // nonzeros [a, chk) are checked
+    T out[kMvWidth];
+    for (int64_t r = ra; r < rb;) {
+        const int64_t re = std::min(rb, r + kChunkRows);
+        const int64_t e = static_cast<int64_t>(indptr[re]);
+        if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
+        for (; r < re; ++r) {
+            const int64_t n = static_cast<int64_t>(indptr[r + 1]);
+            if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
+            T* yr = y + r * t.yRowStride;
+            forMvBlocks(t.nvec, [&](auto w, int64_t v0) __attribute__((always_inline)) {
+                constexpr int W = decltype(w)::value;
+                mvGather<W>(val, idx, a, n, x + v0, t.xRowStride, out);
+                for (int j = 0; j < W; ++j) epilogue(t.betaMode, alpha, beta, out[j], yr + (v0 + j) * t.yColStride);
+            });
+            a = n;
+        }
+    }
+    return 0;
+}
+
 template <class T, class I, class V>
 void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
     const I* indptr = static_cast<const I*>(args[0]);
@@ -134,10 +176,13 @@ void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     T* head = carrySlot<T>(ws, t, b, 0);
     T* tail = carrySlot<T>(ws, t, b, 1);
     const int64_t ra = s.r0 + (shared ? 1 : 0);
+    // several vectors with X's rows contiguous: a row of X per nonzero
+    const bool mv = t.nvec > 1 && t.xColStride == 1;
     if (shared) {  // its indptr pair is this block's to check
         const int64_t e = static_cast<int64_t>(indptr[s.r0 + 1]);
         bad |= e < static_cast<int64_t>(indptr[s.r0]);
-        segSums(t, idx, val, x, s.k0, clampK(e, s.k0, s.k1), dot, head, &bad);
+        if (mv) bad |= !segSumsMv(t, idx, val, x, s.k0, clampK(e, s.k0, s.k1), head);
+        else segSums(t, idx, val, x, s.k0, clampK(e, s.k0, s.k1), dot, head, &bad);
     }
     if (t.nvec == 1) {
         if (ra < s.r1) {
@@ -148,6 +193,8 @@ void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
                 bad |= rowsN1(indptr, idx, val, x, t.xRowStride, y, t.yRowStride, ra, s.r1, s.k0, s.k1, cols,
                               alpha, beta, t.betaMode, dot);
         }
+    } else if (mv) {
+        if (ra < s.r1) bad |= rowsMv(indptr, idx, val, x, y, t, ra, s.r1, s.k0, s.k1, alpha, beta);
     } else {
         std::vector<T> acc(static_cast<size_t>(t.nvec));
         int64_t a = static_cast<int64_t>(indptr[ra]);
@@ -163,7 +210,8 @@ void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     if (s.r1 < rows) {
         const int64_t ka = s.r1 == s.r0 ? s.k0 : clampK(static_cast<int64_t>(indptr[s.r1]), s.k0, s.k1);
-        segSums(t, idx, val, x, ka, s.k1, dot, tail, &bad);
+        if (mv) bad |= !segSumsMv(t, idx, val, x, ka, s.k1, tail);
+        else segSums(t, idx, val, x, ka, s.k1, dot, tail, &bad);
     }
     if (bad) flagError(ws);
 }

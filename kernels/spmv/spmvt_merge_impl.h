@@ -138,9 +138,11 @@ __attribute__((always_inline)) inline void unrolledScatter(const V* val, const I
 // nonzero: a banded or stencil matrix's span touches a few neighbouring
 // pages, a scattered one all of them (zeroed once; *all then skips the walk).
 // False on an index out of range, before any is used.
+// nv: elements per partial row (1; nvec for the row-major partial of
+// several vectors, rowMajorPartial).
 template <bool Touch, class T, class I>
 inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> lim, T* part,
-                            unsigned char* flags, const SpmvTilingData& t, int64_t* zeroed) {
+                            unsigned char* flags, const SpmvTilingData& t, int64_t* zeroed, int64_t nv = 1) {
     const int64_t a = *chk, b = std::min(k1, a + kCheckSpan);
     UIndex<I> lo = std::numeric_limits<UIndex<I>>::max(), hi = 0;
     for (int64_t k = a; k < b; ++k) {
@@ -154,7 +156,7 @@ inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> li
         for (uint64_t p = uint64_t(lo) >> kSpmvPageShift, pe = uint64_t(hi) >> kSpmvPageShift; p <= pe; ++p) {
             if (flags[p]) continue;
             const int64_t c0 = static_cast<int64_t>(p) * kPage;
-            std::fill(part + c0, part + std::min(t.cols, c0 + kPage), T{});
+            std::fill(part + c0 * nv, part + std::min(t.cols, c0 + kPage) * nv, T{});
             flags[p] = 1;
             ++*zeroed;
         }
@@ -281,6 +283,56 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
     return 0;
 }
 
+// Several vectors with X's rows contiguous: the partial is row-major,
+// element (c, v) at c * nvec + v, so a nonzero updates one contiguous row of
+// it (mvScatter) and a page of columns is kPage * nvec elements. Otherwise
+// the partial holds the vectors one after another (element v * cols + c).
+inline bool rowMajorPartial(const SpmvTilingData& t) { return t.nvec > 1 && t.xColStride == 1; }
+
+// rowMajorPartial: the block's rows as in scatterRows (indptr a chunk of rows
+// ahead, indices and page zeroing a span ahead). Nonzero on malformed
+// structure, before reading anything it implies.
+template <class T, class I, class V>
+int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* part, unsigned char* flags,
+                  const SpmvTilingData& t, const Segment& s, int64_t rows) {
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    const int64_t nv = t.nvec;
+    int64_t chk = s.k0, zeroed = 0;
+    auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
+        const T* xr = x + r * t.xRowStride;
+        while (ka < kb) {
+            if (ka >= chk && !checkTouchAhead<true>(idx, &chk, s.k1, lim, part, flags, t, &zeroed, nv)) return false;
+            const int64_t e = std::min(kb, chk);
+            forMvBlocks(nv, [&](auto w, int64_t v0) __attribute__((always_inline)) {
+                mvScatter<decltype(w)::value>(val, idx, ka, e, xr + v0, part + v0, nv);
+            });
+            ka = e;
+        }
+        return true;
+    };
+    int64_t a = s.k0, r = s.r0;
+    if (r < s.r1) {  // first row, from k0
+        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
+        if (!row(r, a, e)) return 1;
+        a = e;
+        ++r;
+    }
+    while (r < s.r1) {
+        const int64_t re = std::min(s.r1, r + kChunkRows);
+        if (static_cast<int64_t>(indptr[re]) > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
+        for (; r < re; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (!row(r, a, e)) return 1;
+            a = e;
+        }
+    }
+    if (r < rows && a < s.k1) {  // the open tail row
+        if (!row(r, a, s.k1)) return 1;
+    }
+    return 0;
+}
+
 template <class T, class I, class V>
 void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) {
     const I* indptr = static_cast<const I*>(args[0]);
@@ -338,6 +390,10 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         else AL_SPMVT_ROWS(true)
 #undef AL_SPMVT_ROWS
         if (bad) flagError(ws);
+        return;
+    }
+    if (rowMajorPartial(t)) {
+        if (scatterRowsMv(indptr, idx, val, x, part, flags, t, s, rows)) flagError(ws);
         return;
     }
     const uint64_t cols = static_cast<uint64_t>(t.cols);
@@ -398,18 +454,41 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
     const int64_t blocks = t.usedCoreNum;
     const int64_t p0 = t.pages * b / nb, p1 = t.pages * (b + 1) / nb;
     std::vector<const T*> src(static_cast<size_t>(blocks));
+    auto reduce = [&](const T* const* sp, int n, int64_t c0, int64_t c1, T* yv, int64_t ys) {
+        switch (t.betaMode) {
+            case SPMV_BETA_ZERO: return reduceRangeN<T, SPMV_BETA_ZERO>(sp, n, c0, c1, alpha, beta, yv, ys);
+            case SPMV_BETA_ONE: return reduceRangeN<T, SPMV_BETA_ONE>(sp, n, c0, c1, alpha, beta, yv, ys);
+            default: return reduceRangeN<T, SPMV_BETA_GENERAL>(sp, n, c0, c1, alpha, beta, yv, ys);
+        }
+    };
+    if (rowMajorPartial(t)) {
+        const int64_t nv = t.nvec;
+        const bool dense = t.yColStride == 1 && t.yRowStride == nv;
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t c0 = p * kPage, c1 = std::min(t.cols, c0 + kPage);
+            int n = 0;
+            for (int64_t q = 0; q < blocks; ++q)
+                if (pageFlags(ws, t, q)[p]) src[size_t(n++)] = partial<T>(ws, t, q);
+            if (dense) {  // Y's elements in the partial's order: one flat range
+                reduce(src.data(), n, c0 * nv, c1 * nv, y, 1);
+                continue;
+            }
+            for (int64_t c = c0; c < c1; ++c)
+                for (int64_t v = 0; v < nv; ++v) {
+                    T acc{};  // 0 + p0 + p1 ..., as reduceRange
+                    for (int i = 0; i < n; ++i) acc = add(acc, src[size_t(i)][c * nv + v]);
+                    epilogue(t.betaMode, alpha, beta, acc, y + c * t.yRowStride + v * t.yColStride);
+                }
+        }
+        return;
+    }
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t c0 = p * kPage, c1 = std::min(t.cols, c0 + kPage);
         for (int64_t v = 0; v < t.nvec; ++v) {
             int n = 0;
             for (int64_t q = 0; q < blocks; ++q)
                 if (pageFlags(ws, t, q)[p]) src[size_t(n++)] = partial<T>(ws, t, q) + v * t.cols;
-            T* yv = y + v * t.yColStride;
-            switch (t.betaMode) {
-                case SPMV_BETA_ZERO: reduceRangeN<T, SPMV_BETA_ZERO>(src.data(), n, c0, c1, alpha, beta, yv, t.yRowStride); break;
-                case SPMV_BETA_ONE: reduceRangeN<T, SPMV_BETA_ONE>(src.data(), n, c0, c1, alpha, beta, yv, t.yRowStride); break;
-                default: reduceRangeN<T, SPMV_BETA_GENERAL>(src.data(), n, c0, c1, alpha, beta, yv, t.yRowStride); break;
-            }
+            reduce(src.data(), n, c0, c1, y + v * t.yColStride, t.yRowStride);
         }
     }
 }

@@ -1,0 +1,187 @@
+"""Sparse matrix times several vectors (2-D X): the kernels' multi-vector path.
+
+With X's rows contiguous the kernels work on a row of X per nonzero, several
+vectors at a time (``kMvWidth`` = 8 plus a remainder of 1-7), and the
+transposed kernel keeps a row-major partial. These tests cross those widths,
+the block splits (several threads, long rows split between blocks, index
+checks a span ahead), X's layouts and every kernel dtype, against scipy.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ascend_linalg
+import ascend_linalg.sparse as asp
+from ascend_linalg.sparse import spmv
+from ascend_linalg.testing import dispatch_records, kernel_device
+
+NVECS = [2, 3, 7, 8, 9, 16, 17]
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64]
+
+
+@pytest.fixture
+def threads():
+    """Restores the thread count a test sets."""
+    before = ascend_linalg.get_num_threads()
+    yield ascend_linalg.set_num_threads
+    ascend_linalg.set_num_threads(before)
+
+
+def values(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        return rng.integers(-5, 6, size=shape).astype(dtype)
+    v = rng.standard_normal(shape)
+    if dtype.kind == "c":
+        v = v + 1j * rng.standard_normal(shape)
+    return v.astype(dtype)
+
+
+def matrix(rng, m, n, dtype, density=0.004, long_row=True, index=np.int32):
+    """Random CSR with empty rows and, optionally, one row of every column
+    (split between blocks)."""
+    S = sp.random(m, n, density=density, format="lil", random_state=rng, dtype=np.float64)
+    if long_row:
+        S[m // 2, :] = np.ones(n)
+    S = S.tocsr()
+    S.data = values(rng, S.nnz, dtype)
+    S.indices = S.indices.astype(index)
+    S.indptr = S.indptr.astype(index)
+    return S
+
+
+def layout(X, how):
+    if how == "C":
+        return np.ascontiguousarray(X)
+    if how == "F":
+        return np.asfortranarray(X)
+    # rows contiguous, row stride padded past the vectors
+    big = np.zeros((X.shape[0], X.shape[1] + 5), dtype=X.dtype)
+    big[:, 2:2 + X.shape[1]] = X
+    return big[:, 2:2 + X.shape[1]]
+
+
+def check(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "i":
+        np.testing.assert_array_equal(got, want)
+        return
+    tight = want.dtype in (np.float64, np.complex128)
+    scale = max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
+    np.testing.assert_allclose(got, want, rtol=1e-12 if tight else 1e-5,
+                               atol=(1e-12 if tight else 1e-5) * scale)
+
+
+@pytest.mark.parametrize("nvec", NVECS)
+@pytest.mark.parametrize("how", ["C", "F", "padded"])
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_widths_layouts_and_blocks(rng, threads, nvec, how, nthreads):
+    threads(nthreads)
+    S = matrix(rng, 1500, 1100, np.float64)
+    A = asp.csr_matrix(S)
+    X = layout(values(rng, (1100, nvec), np.float64), how)
+    Y = layout(values(rng, (1500, nvec), np.float64), how)
+    X0, Y0 = X.copy(), Y.copy()
+    with ascend_linalg.use_backend(kernel_device()), dispatch_records() as recs:
+        got_n = A @ X
+        got_t = A.T @ Y
+    check(got_n, S @ X)
+    check(got_t, S.T @ Y)
+    assert got_n.flags.c_contiguous and got_t.flags.c_contiguous  # as scipy's
+    assert [r[1:] for r in recs] == [(kernel_device(), None)] * 2, recs
+    np.testing.assert_array_equal(X, X0)  # the caller's operands untouched
+    np.testing.assert_array_equal(Y, Y0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_dtypes_and_index_types(rng, threads, dtype, index):
+    threads(2)
+    S = matrix(rng, 900, 700, dtype, index=index)
+    A = asp.csr_array(S)
+    for nvec in (2, 5, 8, 13):
+        X = values(rng, (700, nvec), dtype)
+        Y = values(rng, (900, nvec), dtype)
+        with ascend_linalg.use_backend(kernel_device()), dispatch_records() as recs:
+            got_n, got_t = A @ X, A.T @ Y
+        check(got_n, S @ X)
+        check(got_t, S.T @ Y)
+        assert all(r[1:] == (kernel_device(), None) for r in recs), recs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("nvec", [2, 5, 8, 11])
+def test_one_thread_gives_scipys_bits(rng, threads, dtype, nvec):
+    # One block: each (row, vector) sums its nonzeros in order, products
+    # rounded before the sum, as scipy's csr_matvecs / csc_matvecs.
+    threads(1)
+    S = matrix(rng, 800, 600, dtype, density=0.02, long_row=False)
+    A = asp.csr_matrix(S)
+    X = values(rng, (600, nvec), dtype)
+    Y = values(rng, (800, nvec), dtype)
+    with ascend_linalg.use_backend(kernel_device()):
+        got_n, got_t = A @ X, A.T @ Y
+    np.testing.assert_array_equal(got_n, S @ X)
+    np.testing.assert_array_equal(got_t, S.T @ Y)
+
+
+@pytest.mark.parametrize("nvec", [2, 9])
+def test_nan_inf_in_x_and_data(rng, threads, nvec):
+    threads(2)
+    S = matrix(rng, 600, 500, np.float64)
+    S.data[::37] = np.inf
+    S.data[5::41] = np.nan
+    A = asp.csr_matrix(S)
+    X = values(rng, (500, nvec), np.float64)
+    X[7, 0], X[100, nvec - 1], X[250, 1] = np.inf, np.nan, -np.inf
+    Y = values(rng, (600, nvec), np.float64)
+    Y[3, 1], Y[300, 0] = np.nan, np.inf
+    with ascend_linalg.use_backend(kernel_device()), np.errstate(invalid="ignore"):
+        got_n, got_t = A @ X, A.T @ Y
+        want_n, want_t = S @ X, S.T @ Y
+    for got, want in ((got_n, want_n), (got_t, want_t)):
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "long_row", "long_row_end", "last"])
+@pytest.mark.parametrize("bad", [-1, "ncols"])
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_bad_index_raises(rng, threads, where, bad, index, nthreads):
+    threads(nthreads)
+    S = matrix(rng, 2000, 1500, np.float64, index=index)
+    S.sort_indices()
+    r = 1000  # the long row
+    lo, hi = int(S.indptr[r]), int(S.indptr[r + 1])
+    k = {"first": 0, "middle": S.nnz // 3, "long_row": lo + 7, "long_row_end": hi - 1,
+         "last": S.nnz - 1}[where]
+    S.indices[k] = 1500 if bad == "ncols" else -1
+    X, Y = np.ones((1500, 4)), np.ones((2000, 4))
+    with ascend_linalg.use_backend(kernel_device()):
+        with pytest.raises(ValueError, match="malformed"):
+            asp.csr_matrix((S.data, S.indices, S.indptr), shape=S.shape) @ X
+        # the same arrays as CSC: the transposed kernel (no scipy format check)
+        with pytest.raises(ValueError, match="malformed"):
+            asp.csc_matrix((S.data, S.indices, S.indptr), shape=S.shape[::-1]) @ Y
+    np.testing.assert_array_equal(X, 1.0)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("y_layout", ["C", "F", "padded"])
+@pytest.mark.parametrize("alpha,beta", [(1, 0), (2.0, 0), (1, 1), (-0.5, 3.0)])
+def test_fused_into_callers_y(rng, threads, trans, y_layout, alpha, beta):
+    # The fused form writes the caller's y in any layout: the transposed
+    # kernel's reduction then walks its row-major partial into strided y.
+    threads(2)
+    S = matrix(rng, 700, 500, np.float64)
+    rows, cols = (500, 700) if trans else (700, 500)
+    X = values(rng, (cols, 6), np.float64)
+    y = layout(values(rng, (rows, 6), np.float64), y_layout)
+    y0 = y.copy()
+    want = alpha * ((S.T if trans else S) @ X) + beta * y0
+    with ascend_linalg.use_backend(kernel_device()):
+        got = spmv(asp.csr_array(S), X, alpha=alpha, beta=beta, y=y, trans=trans)
+    assert got is y
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
