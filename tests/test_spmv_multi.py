@@ -185,3 +185,25 @@ def test_fused_into_callers_y(rng, threads, trans, y_layout, alpha, beta):
         got = spmv(asp.csr_array(S), X, alpha=alpha, beta=beta, y=y, trans=trans)
     assert got is y
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nvec", [4, 9])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_scattered_partial_past_the_cache(rng, threads, nvec, nthreads):
+    # 2e5 columns x 4 or 9 float64 vectors: each block's partial passes 6 MiB
+    # and its columns are random, so the transposed kernel prefetches partial
+    # rows ahead (the first 8 vectors' loop); a bad index in the last
+    # nonzeros, where the prefetch stops, is still found.
+    threads(nthreads)
+    m, n = 20000, 200000
+    idx = rng.integers(0, n, size=m * 10)
+    S = sp.csr_matrix((values(rng, m * 10, np.float64), idx, np.arange(0, m * 10 + 1, 10)), shape=(m, n))
+    Y = values(rng, (m, nvec), np.float64)
+    with ascend_linalg.use_backend(kernel_device()):
+        got = asp.csc_matrix((S.data, S.indices, S.indptr), shape=(n, m)) @ Y
+    check(got, S.T @ Y)
+    for k in (S.nnz - 3, S.nnz - 70):
+        bad = S.indices.copy()
+        bad[k] = n
+        with ascend_linalg.use_backend(kernel_device()), pytest.raises(ValueError, match="malformed"):
+            asp.csc_matrix((S.data, bad, S.indptr), shape=(n, m)) @ Y

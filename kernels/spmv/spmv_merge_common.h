@@ -488,12 +488,17 @@ inline void mvGather(const V* val, const I* idx, int64_t ka, int64_t kb, const T
     for (int j = 0; j < W; ++j) out[j] = acc[j];
 }
 // part[idx[k] * nvec + j] += val[k] * xr[j] over [ka, kb), j < W; the indices
-// are checked and their partial rows zeroed already.
-template <int W, class T, class I, class V>
-inline void mvScatter(const V* val, const I* idx, int64_t ka, int64_t kb, const T* xr, T* part, int64_t nvec) {
+// are checked and their partial rows zeroed already. Pf: nonzero k also
+// prefetches the partial row of nonzero k + kPrefetch (inside the index
+// array; its index, maybe unchecked, clamped to lim).
+template <int W, bool Pf, class T, class I, class V>
+inline void mvScatter(const V* val, const I* idx, int64_t ka, int64_t kb, const T* xr, T* part, int64_t nvec,
+                      UIndex<I> lim) {
     T xv[W];
     for (int j = 0; j < W; ++j) xv[j] = xr[j];
     for (int64_t k = ka; k < kb; ++k) {
+        if (Pf)
+            __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[k + kPrefetch]), lim)) * nvec, 1);
         const T a = widen<T>(val[k]);
         T* p = part + static_cast<int64_t>(static_cast<UIndex<I>>(idx[k])) * nvec;
         // loaded, updated and stored as three loops: GCC 12 vectorises
