@@ -164,6 +164,47 @@ inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> li
     return true;
 }
 
+// The block's rows for the scatter loops: the first from k0, then chunks of
+// kChunkRows rows whose indptr is checked before any row runs (every pair
+// (r, r + 1) with r0 <= r < r1 non-decreasing and within [k0, k1], always
+// true of a well-formed matrix), then the open tail row up to k1.
+// row(r, ka, kb) -> false on a bad index; chunk(r, re, a) may run a whole
+// checked chunk itself: 1 done, 0 not (its rows then go to row), -1 bad.
+// Returns nonzero on malformed structure, before reading anything it implies.
+template <class I, class Row, class Chunk>
+__attribute__((always_inline)) inline int walkRows(const I* indptr, const Segment& s, int64_t rows, Row&& row,
+                                                   Chunk&& chunk) {
+    int64_t a = s.k0, r = s.r0;
+    if (r < s.r1) {  // first row, from k0
+        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
+        if (!row(r, a, e)) return 1;
+        a = e;
+        ++r;
+    }
+    while (r < s.r1) {
+        const int64_t re = std::min(s.r1, r + kChunkRows);
+        const int64_t ce = static_cast<int64_t>(indptr[re]);
+        if (ce > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
+        const int done = chunk(r, re, a);
+        if (done < 0) return 1;
+        if (done) {
+            r = re;
+            a = ce;
+            continue;
+        }
+        for (; r < re; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (!row(r, a, e)) return 1;
+            a = e;
+        }
+    }
+    if (r < rows && a < s.k1) {  // the open tail row
+        if (!row(r, a, s.k1)) return 1;
+    }
+    return 0;
+}
+
 // nvec == 1: the block's rows, the first from k0 and the open tail row up to
 // k1. indptr is checked a chunk of rows ahead of use, as in rowsN1Mode: every
 // pair (r, r + 1) with r0 <= r < r1 must be non-decreasing and within
@@ -241,46 +282,26 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         scatterRow(val, idx, ka, kb, xr, part);
         return true;
     };
-    int64_t a = s.k0, r = s.r0;
-    if (r < s.r1) {  // first row, from k0
-        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
-        if (!row(r, a, e)) return 1;
-        a = e;
-        ++r;
-    }
-    while (r < s.r1) {
-        const int64_t re = std::min(s.r1, r + kChunkRows);
+    return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
         const int64_t ce = static_cast<int64_t>(indptr[re]);
-        if (ce > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
-        if (Pf == kPfNone && ce - a <= kFastAvg * (re - r)) {
-            // An in-cache block's chunk of short rows (kFastAvg): its spans
-            // checked and touched first, then the counted loop per row, with
-            // no check or jump per row. One thread, 112^2 Poisson float64,
-            // C++, 6 alternating runs of 5000 products: 58.8 -> 49.5 us a
-            // product (fastest run). Streaming blocks keep the unrolled chain:
-            // with this loop, 2e6-row banded float32 A^T x took 18.3-18.8 ms
-            // instead of 13.0-13.5, 2000^2 Poisson 21.3-22.5 instead of
-            // 17.4-18.0 (2 threads, 3 alternating runs).
-            while (chk < ce)
-                if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return 1;
-            for (; r < re; ++r) {
-                const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-                scatterRow(val, idx, a, e, x[r * xs], part);
-                a = e;
-            }
-            continue;
-        }
+        if (Pf != kPfNone || ce - a > kFastAvg * (re - r)) return 0;
+        // An in-cache block's chunk of short rows (kFastAvg): its spans
+        // checked and touched first, then the counted loop per row, with
+        // no check or jump per row. One thread, 112^2 Poisson float64,
+        // C++, 6 alternating runs of 5000 products: 58.8 -> 49.5 us a
+        // product (fastest run). Streaming blocks keep the unrolled chain:
+        // with this loop, 2e6-row banded float32 A^T x took 18.3-18.8 ms
+        // instead of 13.0-13.5, 2000^2 Poisson 21.3-22.5 instead of
+        // 17.4-18.0 (2 threads, 3 alternating runs).
+        while (chk < ce)
+            if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return -1;
         for (; r < re; ++r) {
             const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-            if (!row(r, a, e)) return 1;
+            scatterRow(val, idx, a, e, x[r * xs], part);
             a = e;
         }
-    }
-    if (r < rows && a < s.k1) {  // the open tail row
-        if (!row(r, a, s.k1)) return 1;
-    }
-    return 0;
+        return 1;
+    });
 }
 
 // Several vectors with X's rows contiguous: the partial is row-major,
@@ -326,27 +347,7 @@ int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* pa
         }
         return true;
     };
-    int64_t a = s.k0, r = s.r0;
-    if (r < s.r1) {  // first row, from k0
-        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
-        if (!row(r, a, e)) return 1;
-        a = e;
-        ++r;
-    }
-    while (r < s.r1) {
-        const int64_t re = std::min(s.r1, r + kChunkRows);
-        if (static_cast<int64_t>(indptr[re]) > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
-        for (; r < re; ++r) {
-            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-            if (!row(r, a, e)) return 1;
-            a = e;
-        }
-    }
-    if (r < rows && a < s.k1) {  // the open tail row
-        if (!row(r, a, s.k1)) return 1;
-    }
-    return 0;
+    return walkRows(indptr, s, rows, row, [](int64_t, int64_t, int64_t) { return 0; });
 }
 
 template <class T, class I, class V>
