@@ -261,8 +261,11 @@ void check(const Acc& acc, const T& alpha, const T& beta, int mode, const T& yOl
         // when alpha == 0 hides it from `bound` (0 * inf is NaN).
         if (inf || !(bound < Tr<T>::big) || !(acc.bound < Tr<T>::big)) return;
         // Rounding of every product and sum, and underflow (at most one
-        // denormal step per operation).
-        const long double tol = 64 * Tr<T>::eps * (bound + acc.bound) + 16 * (acc.n + 4) * Tr<T>::tiny;
+        // denormal step per operation). A product of A and x that underflows
+        // is then scaled by alpha, so its error is too (alpha = 5e264 turns a
+        // value * x of 3e-499, 0 in double, into 1.5e-234).
+        const long double tol =
+            64 * Tr<T>::eps * (bound + acc.bound) + 16 * (acc.n + 4) * Tr<T>::tiny * (1 + cmag(a));
         const long double rs[2] = {res.re, res.im}, gs[2] = {g.re, g.im};
         if (fz::verbose())
             std::fprintf(stderr, "element %lld: want (%Lg, %Lg) got (%Lg, %Lg) alpha (%Lg, %Lg) beta (%Lg, %Lg) "
