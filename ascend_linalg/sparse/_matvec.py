@@ -31,7 +31,8 @@ def _index_arrays(indptr, indices):
     return np.ascontiguousarray(indptr), np.ascontiguousarray(indices)
 
 
-def _operand(x, dtype):
+def _operand(x, dtype, trans):
+    """x as the kernel of ``op(A) @ x`` (``trans``: op is A^T) reads it."""
     if x.dtype != dtype:
         return x.astype(dtype)  # C order
     if x.flags.c_contiguous:
@@ -39,10 +40,11 @@ def _operand(x, dtype):
     item = dtype.itemsize
     if any(s < 0 or s % item for s in x.strides):
         return np.ascontiguousarray(x)
-    if x.ndim == 2 and x.shape[1] > 1 and x.strides[1] != item:
-        # The kernels read several vectors a row of X at a time (contiguous
-        # rows); other layouts would gather each vector on its own. scipy
-        # copies such an X to C order too (other.ravel()).
+    if not trans and x.ndim == 2 and x.shape[1] > 1 and x.strides[1] != item:
+        # The non-transposed kernel reads a row of X per nonzero, at random:
+        # its rows must be contiguous. scipy copies such an X to C order too
+        # (other.ravel()). The transposed kernel reads X's rows in order and
+        # gathers a strided row itself, so it takes X as it is.
         return np.ascontiguousarray(x)
     return x
 
@@ -101,7 +103,7 @@ def matvec(A, other, transposed):
         return None
     indptr, indices = index
     data = np.ascontiguousarray(srcs[0], dtype=dtype)
-    x = _operand(other, dtype)
+    x = _operand(other, dtype, transposed)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
     try:
         run_spmv(backend, A, version, srcs, True, transposed, _ONE[dtype], indptr, indices, data, rows, cols,

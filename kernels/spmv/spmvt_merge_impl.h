@@ -61,17 +61,6 @@ inline unsigned char* pageFlags(void* ws, const SpmvTilingData& t, int64_t b) {
     return static_cast<unsigned char*>(ws) + t.pageOffset + b * t.pages;
 }
 
-template <class T>
-inline void touch(T* part, unsigned char* flags, const SpmvTilingData& t, uint64_t c) {
-    const uint64_t p = c >> kSpmvPageShift;
-    if (__builtin_expect(!flags[p], 0)) {
-        const int64_t c0 = static_cast<int64_t>(p) * kPage;
-        const int64_t n = std::min(kPage, t.cols - c0);
-        for (int64_t v = 0; v < t.nvec; ++v) std::fill(part + c0 + v * t.cols, part + c0 + v * t.cols + n, T{});
-        flags[p] = 1;
-    }
-}
-
 // One block, y := A^T x with alpha == 1, beta == 0, nvec == 1 and unit-stride
 // y: the block scatters straight into y (zeroed first, as the partial would
 // be) and the reduction has nothing to do. Same sums in the same order.
@@ -304,11 +293,10 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
     });
 }
 
-// Several vectors with X's rows contiguous: the partial is row-major,
-// element (c, v) at c * nvec + v, so a nonzero updates one contiguous row of
-// it (mvScatter) and a page of columns is kPage * nvec elements. Otherwise
-// the partial holds the vectors one after another (element v * cols + c).
-inline bool rowMajorPartial(const SpmvTilingData& t) { return t.nvec > 1 && t.xColStride == 1; }
+// Several vectors: the partial is row-major, element (c, v) at c * nvec + v,
+// so a nonzero updates one contiguous row of it (mvScatter) and a page of
+// columns is kPage * nvec elements. One vector: element c.
+inline bool rowMajorPartial(const SpmvTilingData& t) { return t.nvec > 1; }
 
 // rowMajorPartial: the block's rows as in scatterRows (indptr a chunk of rows
 // ahead, indices and page zeroing a span ahead). Nonzero on malformed
@@ -328,8 +316,19 @@ int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* pa
     const int64_t partBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 36)) *
                               nv * static_cast<int64_t>(sizeof(T)) * t.usedCoreNum;
     const bool pf = prefetchMode(idx, s.k0, s.k1, 1, partBytes) == kPfScattered;
+    // X's rows not contiguous (Fortran order: its columns are): each row is
+    // gathered into xbuf first. The rows are read in order, so an X in
+    // Fortran order is nvec sequential streams, and is not copied to C order
+    // first (the non-transposed kernel reads X's rows at random and needs
+    // that copy).
+    const bool gather = t.xColStride != 1;
+    std::vector<T> xbuf(gather ? static_cast<size_t>(nv) : 0);
     auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
         const T* xr = x + r * t.xRowStride;
+        if (gather && ka < kb) {
+            for (int64_t v = 0; v < nv; ++v) xbuf[static_cast<size_t>(v)] = xr[v * t.xColStride];
+            xr = xbuf.data();
+        }
         while (ka < kb) {
             if (ka >= chk && !checkTouchAhead<true>(idx, &chk, s.k1, lim, part, flags, t, &zeroed, nv)) return false;
             const int64_t e = std::min(kb, chk);
@@ -409,32 +408,8 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         if (bad) flagError(ws);
         return;
     }
-    if (rowMajorPartial(t)) {
-        if (scatterRowsMv(indptr, idx, val, x, part, flags, t, s, rows)) flagError(ws);
-        return;
-    }
-    const uint64_t cols = static_cast<uint64_t>(t.cols);
-    const int64_t rEnd = s.r1 < rows ? s.r1 + 1 : s.r1;  // the open tail row too
-    int bad = 0;
-    for (int64_t r = s.r0; r < rEnd; ++r) {
-        int64_t a = r == s.r0 ? s.k0 : static_cast<int64_t>(indptr[r]);
-        int64_t e = s.k1;
-        if (r < s.r1) {  // this block checks the pair (r, r+1)
-            e = static_cast<int64_t>(indptr[r + 1]);
-            bad |= e < static_cast<int64_t>(indptr[r]);
-        }
-        const int64_t ka = clampK(a, s.k0, s.k1), kb = clampK(e, ka, s.k1);
-        const T* xrow = x + r * t.xRowStride;
-        for (int64_t k = ka; k < kb; ++k) {
-            const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[k]));
-            if (__builtin_expect(c >= cols, 0)) { bad = 1; continue; }
-            touch(part, flags, t, c);
-            T* pc = part + c;
-            for (int64_t v = 0; v < t.nvec; ++v)
-                pc[v * t.cols] = add(pc[v * t.cols], mul(widen<T>(val[k]), xrow[v * t.xColStride]));
-        }
-    }
-    if (bad) flagError(ws);
+    // nvec > 1 (rowMajorPartial)
+    if (scatterRowsMv(indptr, idx, val, x, part, flags, t, s, rows)) flagError(ws);
 }
 
 // Columns [c0, c1) of vector v: y = alpha * (0 + p0 + p1 ...) (+ beta * y).
