@@ -2,6 +2,7 @@
 // alSpmvResident: the same, with A's arrays kept on the device between calls.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +26,11 @@ const KernelDesc kSpmvKernel{"spmv_merge", spmv_kernel_merge_cpu};
 const KernelDesc kSpmvFixup{"spmv_fixup_merge", spmv_fixup_merge_cpu};
 const KernelDesc kSpmvTKernel{"spmvt_merge", spmvt_kernel_merge_cpu};
 const KernelDesc kSpmvTReduce{"spmvt_reduce_merge", spmvt_reduce_merge_cpu};
+// CPU device only (launched where dev.kind() is AL_DEVICE_CPU): no Ascend C entry.
+const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-only
+
+// Bytes of X a block of the row packing takes at least.
+constexpr int64_t kPackBytesPerBlock = int64_t(1) << 18;
 
 size_t typeBytes(alDataType_t t) {
     switch (t) {
@@ -358,15 +364,39 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     std::memcpy(t.alpha, alpha, typeBytes(ct));
     std::memcpy(t.beta, beta, typeBytes(ct));
 
+    // The non-transposed kernel reads a row of X per nonzero, at random; on the
+    // CPU, X's rows that are not contiguous (Fortran order, a column slice)
+    // are first packed row-major into the workspace, by every thread. The
+    // transposed kernel reads X's rows in order and gathers them itself.
+    const bool packX = op == AL_OP_N && dev.kind() == AL_DEVICE_CPU && X->nvec > 1 && X->colStride != 1 &&
+                       X->len > 0;
+    const int64_t packOffset = (t.workspaceSize + 63) / 64 * 64;
+    int64_t wsBytes = t.workspaceSize;
+    if (packX && (__builtin_mul_overflow(X->len, X->nvec, &wsBytes) ||
+                  __builtin_mul_overflow(wsBytes, static_cast<int64_t>(typeBytes(ct)), &wsBytes) ||
+                  __builtin_add_overflow(wsBytes, packOffset, &wsBytes)))
+        return fail(AL_STATUS_ALLOC_FAILED, "X of " + std::to_string(X->len) + " x " + std::to_string(X->nvec) +
+                                                " elements is too large to pack");
     Workspace ws(dev);
-    if (ws.allocate(static_cast<size_t>(t.workspaceSize)) != AL_STATUS_SUCCESS)
-        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(t.workspaceSize) +
+    if (ws.allocate(static_cast<size_t>(wsBytes)) != AL_STATUS_SUCCESS)
+        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(wsBytes) +
                                                 " bytes of workspace: " + lastErrorCStr());
     static const unsigned char kZeroStatus[64] = {};
     if ((st = dev.copyToDevice(ws.get(), kZeroStatus, sizeof(kZeroStatus))) != AL_STATUS_SUCCESS) return st;
     void* args[6] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),
                      X->data, Y->data, ws.get()};
     const uint32_t blocks = static_cast<uint32_t>(t.usedCoreNum);
+    if (packX) {
+        void* packed = static_cast<char*>(ws.get()) + packOffset;
+        void* packArgs[2] = {X->data, packed};
+        const int64_t share = wsBytes - packOffset;
+        const uint32_t packBlocks = static_cast<uint32_t>(
+            std::max<int64_t>(1, std::min<int64_t>(dev.coreNum(), share / kPackBytesPerBlock)));
+        if ((st = dev.launch(kSpmvPackRows, packBlocks, packArgs, 2, &t, sizeof(t))) != AL_STATUS_SUCCESS) return st;
+        args[3] = packed;
+        t.xRowStride = X->nvec;
+        t.xColStride = 1;
+    }
     if (op == AL_OP_N) {
         st = dev.launch(kSpmvKernel, blocks, args, 6, &t, sizeof(t));
         // Rows split across blocks: one block sums their parts in block order.

@@ -109,6 +109,34 @@ def test_dtypes_and_index_types(rng, threads, dtype, index):
         assert all(r[1:] == (kernel_device(), None) for r in recs), recs
 
 
+@pytest.mark.parametrize("how", ["F", "every-other-column", "F-every-other-row"])
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int32])
+def test_strided_x_rows_packed_on_every_thread(rng, threads, how, nthreads, dtype):
+    # A @ X with X's rows strided: the CPU device first packs them row-major
+    # into its workspace, X's rows split over the threads (one share per
+    # thread past 256 KiB of X; in Fortran order tiles of 64 rows, ragged at
+    # the shares' ends), then runs the kernel on the packed copy.
+    threads(nthreads)
+    n, nvec = 40_001, 5
+    S = matrix(rng, 3000, n, dtype, density=0.0005)
+    A = asp.csr_matrix(S)
+    base = values(rng, (2 * n, 2 * nvec), dtype)
+    X = {"F": np.asfortranarray(base[:n, :nvec]),
+         "every-other-column": base[:n, ::2],
+         "F-every-other-row": np.asfortranarray(base)[::2, :nvec]}[how]
+    assert X.strides[1] != X.itemsize
+    X0 = X.copy()
+    with ascend_linalg.use_backend(kernel_device()), dispatch_records() as recs:
+        got = A @ X
+        y = np.zeros((3000, nvec), dtype=got.dtype)
+        spmv(A, X, alpha=2, beta=1, y=y)
+    check(got, S @ X)
+    check(y, 2 * (S @ X))
+    assert all(r[1:] == (kernel_device(), None) for r in recs), recs
+    np.testing.assert_array_equal(X, X0)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 @pytest.mark.parametrize("nvec", [2, 5, 8, 11])
 @pytest.mark.parametrize("how", ["C", "F"])

@@ -31,8 +31,9 @@ def _index_arrays(indptr, indices):
     return np.ascontiguousarray(indptr), np.ascontiguousarray(indices)
 
 
-def _operand(x, dtype, trans):
-    """x as the kernel of ``op(A) @ x`` (``trans``: op is A^T) reads it."""
+def _operand(x, dtype, trans, backend):
+    """x as the kernel of ``op(A) @ x`` (``trans``: op is A^T) on ``backend``
+    reads it."""
     if x.dtype != dtype:
         return x.astype(dtype)  # C order
     if x.flags.c_contiguous:
@@ -40,11 +41,12 @@ def _operand(x, dtype, trans):
     item = dtype.itemsize
     if any(s < 0 or s % item for s in x.strides):
         return np.ascontiguousarray(x)
-    if not trans and x.ndim == 2 and x.shape[1] > 1 and x.strides[1] != item:
+    if backend != "cpu" and not trans and x.ndim == 2 and x.shape[1] > 1 and x.strides[1] != item:
         # The non-transposed kernel reads a row of X per nonzero, at random:
         # its rows must be contiguous. scipy copies such an X to C order too
-        # (other.ravel()). The transposed kernel reads X's rows in order and
-        # gathers a strided row itself, so it takes X as it is.
+        # (other.ravel()), in one thread; the CPU device packs X's rows
+        # itself, on every thread. The transposed kernel reads X's rows in
+        # order and gathers a strided row itself, so it takes X as it is.
         return np.ascontiguousarray(x)
     return x
 
@@ -103,7 +105,7 @@ def matvec(A, other, transposed):
         return None
     indptr, indices = index
     data = np.ascontiguousarray(srcs[0], dtype=dtype)
-    x = _operand(other, dtype, transposed)
+    x = _operand(other, dtype, transposed, backend)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
     try:
         run_spmv(backend, A, version, srcs, True, transposed, _ONE[dtype], indptr, indices, data, rows, cols,

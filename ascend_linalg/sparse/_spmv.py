@@ -198,7 +198,7 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
                 run_spmv(backend, A if own else None, version, srcs, hooked,
                          kernel_trans, _ONE[dtype] if alpha == 1 else np.array([alpha], dtype=dtype),
                          index[0], index[1], np.ascontiguousarray(srcs[0], dtype=dtype), srows, scols,
-                         _operand(x, dtype, kernel_trans), _ZERO[dtype] if beta == 0 else np.array([beta], dtype=dtype), target)
+                         _operand(x, dtype, kernel_trans, backend), _ZERO[dtype] if beta == 0 else np.array([beta], dtype=dtype), target)
                 reason = None
             except HostError as exc:  # y is untouched when a call fails
                 reason = kernel_lacking(backend, exc)
@@ -263,7 +263,7 @@ def _spmv_half_native(raw, xc, alpha, beta, yc, trans, rows):
         yc = np.empty(out_shape, dtype=_F32) if beta == 0 else np.zeros(out_shape, dtype=_F32)
     target = yc if all(s >= 0 and s % 4 == 0 for s in yc.strides) else np.array(yc)
     _core.spmv("cpu", trans, np.array([alpha], dtype=_F32), index[0], index[1], np.ascontiguousarray(data),
-               shape[0], shape[1], _operand(xc, _F32, trans), np.array([beta], dtype=_F32), target)
+               shape[0], shape[1], _operand(xc, _F32, trans, "cpu"), np.array([beta], dtype=_F32), target)
     if target is not yc:
         yc[...] = target
     record("spmv", "cpu")

@@ -254,8 +254,41 @@ void fixupN(void* const* args, const SpmvTilingData& t) {
     }
 }
 
+// spmv_pack_rows_cpu for elements of type T: block b's share of X's rows.
+// Rows contiguous already (only padded): a row at a time. Columns contiguous
+// (Fortran order): tiles of kPackTile rows, each column's piece read in
+// order and written with stride nvec into a tile that stays in L1.
+constexpr int64_t kPackTile = 64;
+template <class T>
+void packRows(uint32_t b, uint32_t nb, const T* x, T* dst, const SpmvTilingData& t) {
+    const int64_t n = t.cols, nv = t.nvec, rs = t.xRowStride, cs = t.xColStride;
+    const int64_t r0 = (n / nb) * b + (n % nb) * b / nb;
+    const int64_t r1 = (n / nb) * (b + 1) + (n % nb) * (b + 1) / nb;
+    if (cs <= rs) {
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t v = 0; v < nv; ++v) dst[r * nv + v] = x[r * rs + v * cs];
+        return;
+    }
+    for (int64_t ra = r0; ra < r1; ra += kPackTile) {
+        const int64_t rb = std::min(r1, ra + kPackTile);
+        for (int64_t v = 0; v < nv; ++v) {
+            const T* s = x + v * cs;
+            T* d = dst + v;
+            for (int64_t r = ra; r < rb; ++r) d[r * nv] = s[r * rs];
+        }
+    }
+}
+
 }  // namespace
 }  // namespace spmvm
+
+void spmv_pack_rows_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
+    const auto& t = *static_cast<const SpmvTilingData*>(tiling);
+    withTypes(t.valueType, t.indexType, [&](auto v, auto) {
+        using T = typename decltype(v)::type;
+        spmvm::packRows<T>(b, nb, static_cast<const T*>(args[0]), static_cast<T*>(args[1]), t);
+    });
+}
 
 void spmv_kernel_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& t = *static_cast<const SpmvTilingData*>(tiling);

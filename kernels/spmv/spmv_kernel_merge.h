@@ -31,6 +31,14 @@ void spmv_fixup_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* ar
 void spmvt_kernel_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
 void spmvt_reduce_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
 
+// X's rows packed row-major for the non-transposed kernel on the CPU, which
+// reads a row of X per nonzero, at random: args = {X, dst}; rows [0, cols)
+// split over the blocks; dst[r * nvec + v] := X[r * xRowStride + v *
+// xColStride], elements of valueType. The host launches it when X's rows are
+// strided (Fortran order, a column slice), so the copy runs on every core
+// rather than in numpy's single thread before the call.
+void spmv_pack_rows_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+
 // Instruction set the float32/float64 dot products were compiled for here.
 const char* spmvMergeIsa();
 
