@@ -224,19 +224,25 @@ def test_fused_into_callers_y(rng, threads, trans, y_layout, alpha, beta):
 def test_scattered_partial_past_the_cache(rng, threads, nvec, nthreads, how):
     # 2e5 columns x 4 or 9 float64 vectors: each block's partial passes 6 MiB
     # and its columns are random, so the transposed kernel prefetches partial
-    # rows ahead (the first 8 vectors' loop); a bad index in the last
+    # rows ahead (the first 8 vectors' loop), and the non-transposed one the
+    # rows of X (6.4 MB or more) it gathers; a bad index in the last
     # nonzeros, where the prefetch stops, is still found. F: Y's rows are
-    # gathered.
+    # gathered, X's packed first.
     threads(nthreads)
     m, n = 20000, 200000
     idx = rng.integers(0, n, size=m * 10)
     S = sp.csr_matrix((values(rng, m * 10, np.float64), idx, np.arange(0, m * 10 + 1, 10)), shape=(m, n))
     Y = layout(values(rng, (m, nvec), np.float64), how)
+    X = layout(values(rng, (n, nvec), np.float64), how)
     with ascend_linalg.use_backend(kernel_device()):
         got = asp.csc_matrix((S.data, S.indices, S.indptr), shape=(n, m)) @ Y
+        got_n = asp.csr_matrix(S) @ X
     check(got, S.T @ Y)
+    check(got_n, S @ X)
     for k in (S.nnz - 3, S.nnz - 70):
         bad = S.indices.copy()
         bad[k] = n
         with ascend_linalg.use_backend(kernel_device()), pytest.raises(ValueError, match="malformed"):
             asp.csc_matrix((S.data, bad, S.indptr), shape=(n, m)) @ Y
+        with ascend_linalg.use_backend(kernel_device()), pytest.raises(ValueError, match="malformed"):
+            asp.csr_matrix((S.data, bad, S.indptr), shape=(m, n)) @ X

@@ -109,9 +109,10 @@ void segSums(const SpmvTilingData& t, const I* idx, const V* val, const T* x, in
 // [ka, kb) for every vector; false on an index out of range (checked first).
 template <class T, class I, class V>
 bool segSumsMv(const SpmvTilingData& t, const I* idx, const V* val, const T* x, int64_t ka, int64_t kb, T* out) {
-    if (kb > ka && !chunkIndicesOk(idx, ka, kb, indexLimit<I>(static_cast<uint64_t>(t.cols)))) return false;
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    if (kb > ka && !chunkIndicesOk(idx, ka, kb, lim)) return false;
     forMvBlocks(t.nvec, [&](auto w, int64_t v0) __attribute__((always_inline)) {
-        mvGather<decltype(w)::value>(val, idx, ka, kb, x + v0, t.xRowStride, out + v0);
+        mvGather<decltype(w)::value>(val, idx, ka, ka, kb, x + v0, t.xRowStride, out + v0, lim);
     });
     return true;
 }
@@ -128,6 +129,13 @@ int rowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* y, const 
     if (a < kLo || a > kHi) return 1;
     int64_t chk = a;  // nonzeros [a, chk) are checked
     T out[kMvWidth];
+    // Scattered rows of X past kScatterPfMinBytes are prefetched kPrefetch
+    // nonzeros ahead (by the first vectors' loop), as the transposed kernel
+    // prefetches its partial's rows (scatterRowsMv); the block's last
+    // kPrefetch nonzeros prefetch nothing.
+    const int64_t xBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 36)) *
+                           t.nvec * static_cast<int64_t>(sizeof(T));
+    const bool pf = prefetchMode(idx, kLo, kHi, 1, xBytes) == kPfScattered;
     for (int64_t r = ra; r < rb;) {
         const int64_t re = std::min(rb, r + kChunkRows);
         const int64_t e = static_cast<int64_t>(indptr[re]);
@@ -136,9 +144,10 @@ int rowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* y, const 
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
             if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
             T* yr = y + r * t.yRowStride;
+            const int64_t kpf = pf ? std::max(a, std::min(n, kHi - kPrefetch)) : a;
             forMvBlocks(t.nvec, [&](auto w, int64_t v0) __attribute__((always_inline)) {
                 constexpr int W = decltype(w)::value;
-                mvGather<W>(val, idx, a, n, x + v0, t.xRowStride, out);
+                mvGather<W>(val, idx, a, v0 == 0 ? kpf : a, n, x + v0, t.xRowStride, out, lim);
                 for (int j = 0; j < W; ++j) epilogue(t.betaMode, alpha, beta, out[j], yr + (v0 + j) * t.yColStride);
             });
             a = n;

@@ -475,16 +475,24 @@ __attribute__((always_inline)) inline void forMvBlocks(int64_t nvec, F&& f) {
     static_assert(kMvWidth == 8, "the switch covers widths below kMvWidth");
 }
 // out[j] := 0 + sum over [ka, kb) of val[k] * x[idx[k] * xs + j], j < W; the
-// indices are checked already.
+// indices are checked already. Nonzeros [ka, kpf) also prefetch the X row of
+// nonzero k + kPrefetch (which must lie inside the index array; its index,
+// maybe unchecked, clamped to lim); kpf == ka: no prefetch.
 template <int W, class T, class I, class V>
-inline void mvGather(const V* val, const I* idx, int64_t ka, int64_t kb, const T* x, int64_t xs, T* out) {
+inline void mvGather(const V* val, const I* idx, int64_t ka, int64_t kpf, int64_t kb, const T* x, int64_t xs,
+                     T* out, UIndex<I> lim) {
     T acc[W];
     for (int j = 0; j < W; ++j) acc[j] = T{};
-    for (int64_t k = ka; k < kb; ++k) {
+    auto term = [&](int64_t k) __attribute__((always_inline)) {
         const T a = widen<T>(val[k]);
         const T* xr = x + static_cast<int64_t>(static_cast<UIndex<I>>(idx[k])) * xs;
         for (int j = 0; j < W; ++j) acc[j] = add(acc[j], mul(a, xr[j]));
+    };
+    for (int64_t k = ka; k < kpf; ++k) {
+        __builtin_prefetch(x + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[k + kPrefetch]), lim)) * xs);
+        term(k);
     }
+    for (int64_t k = kpf; k < kb; ++k) term(k);
     for (int j = 0; j < W; ++j) out[j] = acc[j];
 }
 // part[idx[k] * nvec + j] += val[k] * xr[j] over [ka, kb), j < W; the indices
