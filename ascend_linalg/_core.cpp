@@ -519,6 +519,41 @@ PYBIND11_MODULE(_core, m) {
         py::arg("bits"),
         "float16 values (a C-contiguous uint16 view of their bits) as a new float32 array of the same "
         "shape, exactly (F16C where the CPU has it)");
+    m.def(
+        "stream_triad",
+        // a is the caller's array, written in place: taken as a plain array
+        // and checked, never converted (a converted copy would take the
+        // result and be dropped). b and c are only read: converted if need be.
+        [](py::array a, py::array_t<double, py::array::c_style | py::array::forcecast> b,
+           py::array_t<double, py::array::c_style | py::array::forcecast> c, double s, int64_t blocks) {
+            if (blocks < 1 || blocks > 1024) throw py::value_error("stream_triad: blocks must be in [1, 1024]");
+            if (!a.dtype().is(py::dtype::of<double>()) || !(a.flags() & py::array::c_style))
+                throw py::value_error("stream_triad: a must be a C-contiguous float64 array");
+            if (!a.writeable()) throw py::value_error("stream_triad: a must be writeable");
+            if (a.ndim() != 1 || b.ndim() != 1 || c.ndim() != 1)
+                throw py::value_error("stream_triad: a, b and c must be 1-D");
+            if (b.shape(0) != a.shape(0) || c.shape(0) != a.shape(0))
+                throw py::value_error("stream_triad: a, b and c must have the same length");
+            struct Ctx {
+                double* a;
+                const double *b, *c;
+                double s;
+                int64_t n;
+                uint32_t blocks;
+            } ctx{static_cast<double*>(a.mutable_data()), b.data(), c.data(), s, static_cast<int64_t>(a.shape(0)),
+                  static_cast<uint32_t>(blocks)};
+            withoutGil([&] {
+                al::parallelFor(blocks, [](uint32_t i, void* p) {
+                    auto* x = static_cast<Ctx*>(p);
+                    const int64_t lo = x->n * i / x->blocks, hi = x->n * (i + 1) / x->blocks;
+                    for (int64_t k = lo; k < hi; ++k) x->a[k] = x->b[k] + x->s * x->c[k];
+                }, &ctx);
+            });
+        },
+        py::arg("a"), py::arg("b"), py::arg("c"), py::arg("s"), py::arg("blocks"),
+        "STREAM's triad a[i] = b[i] + s*c[i] (float64, 1-D, C-contiguous a) in one pass, split into "
+        "`blocks` contiguous pieces on the CPU device's thread pool: the bandwidth yardstick of "
+        "benchmarks/bench_spmv.py");
     m.def("widen_f16_isa", [] { return std::string(al::spmvWidenF16Isa()); },
           "The build widen_f16 runs: avx2+fma (F16C) or baseline");
     addTestHooks(m);
