@@ -11,6 +11,7 @@
 #include "_core_gil.h"
 #include "ascend_linalg/al_types.h"
 #include "host/runtime/cpu_device.h"
+#include "host/spmv_tiling.h"
 #include "kernels/spmv/spmv_kernel_merge.h"
 
 namespace py = pybind11;
@@ -81,4 +82,30 @@ void addTestHooks(py::module_& m) {
         },
         py::arg("launches"), py::arg("max_blocks"), py::arg("work") = 0,
         "Test hook: run launches on the CPU pool and count blocks that ran other than once");
+    m.def(
+        "spmv_prefetch_classes",
+        [] {
+            py::list out;
+            for (const auto& c : al::spmvPrefetchClasses()) {
+                py::dict d;
+                d["key"] = c.key;
+                d["plan"] = c.plan;
+                d["samples"] = py::make_tuple(c.samples[0], c.samples[1], c.samples[2], c.samples[3]);
+                d["best_ns"] = py::make_tuple(c.best[0], c.best[1], c.best[2], c.best[3]);
+                out.append(d);
+            }
+            return out;
+        },
+        "The CPU A x prefetch plan per size class timed so far: key, plan (-1 while timing), "
+        "calls timed and fastest ns per row + nonzero per plan");
+    m.def("spmv_prefetch_reset", [] { al::spmvPrefetchReset(); },
+          "Forget every size class's prefetch plan (the next calls time the candidates again)");
+    m.def(
+        "spmv_prefetch_force",
+        [](int plan) {
+            if (plan < -1 || plan > 3) throw py::value_error("prefetch plan must be -1 (timed) or 0-3");
+            al::spmvPrefetchForce(plan);
+        },
+        py::arg("plan"),
+        "Every CPU A x call uses this prefetch plan (0-3, SpmvPrefetchPlan bits), or -1: chosen by timing");
 }

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +31,95 @@ const KernelDesc kSpmvTKernel{"spmvt_merge", spmvt_kernel_merge_cpu};
 const KernelDesc kSpmvTReduce{"spmvt_reduce_merge", spmvt_reduce_merge_cpu};
 // CPU device only (launched where dev.kind() is AL_DEVICE_CPU): no Ascend C entry.
 const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-only
+
+// The CPU kernel's prefetch plan for A x with one vector (SpmvPrefetchPlan),
+// chosen by timing. Where the kernel's gathers of x are scattered, whether
+// prefetching x, and the value and index streams, pays depends on the
+// machine and on how much of the last-level cache its other work leaves:
+// random 1e6 x 1e6 float64 A x (x of 8 MB), 2 threads, ran 12.3 ms with the
+// fixed rule and 9.4 with neither prefetch on one host, where another had
+// measured the x prefetch saving a quarter of the time; the value/index
+// prefetch helps every float32 product measured and costs the scattered
+// float64 ones (docs/performance.md, sixteenth session). So, as FFTW's
+// planner does, the first calls of each size class (value and index types,
+// blocks, x's bytes to a power of two) try the candidate plans in turn,
+// kTuneSamples calls each after one untimed call, and the class keeps the
+// one with the fastest call per row + nonzero. Results never depend on it: the plans change only
+// which prefetches are issued, never the sums.
+// ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-3,
+// or unset / "auto".
+constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
+constexpr int kTuneSamples = 2;
+struct TuneEntry {
+    bool warm = false;  // a class's first call runs the rule untimed: it pays cold caches and page faults
+    int32_t plan = -1;
+    int32_t samples[4] = {};
+    double best[4] = {};
+};
+std::mutex gTuneMu;
+std::map<uint64_t, TuneEntry>& tuneTable() {
+    static auto* t = new std::map<uint64_t, TuneEntry>();  // never destroyed: calls may run at exit
+    return *t;
+}
+int32_t tuneForceFromEnv() {
+    const char* e = std::getenv("ASCEND_LINALG_SPMV_PREFETCH");
+    if (!e || !*e || std::strcmp(e, "auto") == 0) return -1;
+    if (std::strcmp(e, "rule") == 0) return 0;
+    if (e[0] >= '0' && e[0] <= '3' && e[1] == '\0') return e[0] - '0';
+    return -1;  // anything else: as unset
+}
+std::atomic<int32_t> gTuneForce{tuneForceFromEnv()};
+
+// Candidates: x past the rule's bound may be prefetched, so its plans are the
+// rule, no x prefetch, and neither; below it, x is never prefetched, and the
+// plans are the rule and no value/index prefetch in scattered blocks.
+int tuneCandidates(int64_t xBytes, int32_t* out) {
+    if (xBytes > kSpmvScatterPfMinBytes) {
+        out[0] = 0;
+        out[1] = SPMV_PF_NO_X;
+        out[2] = SPMV_PF_NO_X | SPMV_PF_NO_STREAMS;
+        return 3;
+    }
+    out[0] = 0;
+    out[1] = SPMV_PF_NO_STREAMS;
+    return 2;
+}
+// The plan for this call; *timed: whether to time it (a candidate still short
+// of samples).
+int32_t tunePick(uint64_t key, int64_t xBytes, bool* timed) {
+    *timed = false;
+    const int32_t forced = gTuneForce.load(std::memory_order_relaxed);
+    if (forced >= 0) return forced;
+    int32_t cand[3];
+    const int nc = tuneCandidates(xBytes, cand);
+    std::lock_guard<std::mutex> lk(gTuneMu);
+    TuneEntry& e = tuneTable()[key];
+    if (e.plan >= 0) return e.plan;
+    if (!e.warm) {
+        e.warm = true;
+        return 0;
+    }
+    int32_t pick = cand[0];
+    for (int i = 1; i < nc; ++i)
+        if (e.samples[cand[i]] < e.samples[pick]) pick = cand[i];
+    *timed = true;
+    return pick;
+}
+void tuneRecord(uint64_t key, int64_t xBytes, int32_t plan, double nsPerWork) {
+    int32_t cand[3];
+    const int nc = tuneCandidates(xBytes, cand);
+    std::lock_guard<std::mutex> lk(gTuneMu);
+    TuneEntry& e = tuneTable()[key];
+    if (e.plan >= 0) return;  // another thread's calls decided it meanwhile
+    e.best[plan] = e.samples[plan] ? std::min(e.best[plan], nsPerWork) : nsPerWork;
+    ++e.samples[plan];
+    for (int i = 0; i < nc; ++i)
+        if (e.samples[cand[i]] < kTuneSamples) return;
+    int32_t best = cand[0];
+    for (int i = 1; i < nc; ++i)
+        if (e.best[cand[i]] < e.best[best]) best = cand[i];
+    e.plan = best;
+}
 
 // Bytes of X a block of the row packing takes at least.
 constexpr int64_t kPackBytesPerBlock = int64_t(1) << 18;
@@ -398,9 +490,30 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         t.xColStride = 1;
     }
     if (op == AL_OP_N) {
+        // the prefetch plan (see tunePick): CPU, one vector, large calls
+        const int64_t work = A->rows + A->nnz;
+        const bool tune = dev.kind() == AL_DEVICE_CPU && t.nvec == 1 && work >= kTuneMinWork && A->cols > 0;
+        bool timed = false;
+        uint64_t key = 0;
+        int64_t xBytes = 0;
+        if (tune) {
+            const int64_t eb = static_cast<int64_t>(typeBytes(ct));
+            xBytes = std::min<int64_t>(A->cols, int64_t(1) << 40) *
+                     std::min<int64_t>(std::max<int64_t>(t.xRowStride, 1) * eb, 64);
+            const uint64_t bucket = 64 - static_cast<uint64_t>(__builtin_clzll(static_cast<uint64_t>(xBytes)));
+            key = static_cast<uint64_t>(t.valueType & 0xff) | static_cast<uint64_t>(t.valueStore & 0xff) << 8 |
+                  static_cast<uint64_t>(t.indexType & 0xf) << 16 | static_cast<uint64_t>(blocks & 0xffff) << 20 |
+                  bucket << 36;
+            t.prefetchPlan = tunePick(key, xBytes, &timed);
+        }
+        const auto t0 = std::chrono::steady_clock::now();
         st = dev.launch(kSpmvKernel, blocks, args, 6, &t, sizeof(t));
         // Rows split across blocks: one block sums their parts in block order.
         if (st == AL_STATUS_SUCCESS && blocks > 1) st = dev.launch(kSpmvFixup, 1, args, 6, &t, sizeof(t));
+        if (timed && st == AL_STATUS_SUCCESS) {
+            const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+            tuneRecord(key, xBytes, t.prefetchPlan, ns / static_cast<double>(work));
+        }
     } else {
         st = dev.launch(kSpmvTKernel, blocks, args, 6, &t, sizeof(t));
         if (st == AL_STATUS_SUCCESS) st = dev.launch(kSpmvTReduce, blocks, args, 6, &t, sizeof(t));
@@ -421,4 +534,24 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
 }
 
 }  // namespace
+
+std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
+    std::lock_guard<std::mutex> lk(gTuneMu);
+    std::vector<SpmvPrefetchClass> out;
+    for (const auto& [key, e] : tuneTable()) {
+        SpmvPrefetchClass c{key, e.plan, {}, {}};
+        for (int i = 0; i < 4; ++i) {
+            c.samples[i] = e.samples[i];
+            c.best[i] = e.best[i];
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+void spmvPrefetchReset() {
+    std::lock_guard<std::mutex> lk(gTuneMu);
+    tuneTable().clear();
+}
+void spmvPrefetchForce(int32_t plan) { gTuneForce.store(plan >= 0 && plan <= 3 ? plan : -1); }
+
 }  // namespace al

@@ -3,6 +3,7 @@
 #define ASCEND_LINALG_SPMV_TILING_H
 
 #include <cstdint>
+#include <vector>
 
 namespace al {
 
@@ -35,7 +36,35 @@ struct SpmvTilingData {
     int64_t partOffset;         // T: per block a cols x nvec partial (column-major); 64 as the reference
     int64_t pageOffset;         // T: per block `pages` bytes, 1 where that partial page was zeroed
     int64_t pages;              // T: column pages of (1 << kSpmvPageShift) columns
+    int32_t prefetchPlan;       // N, nvec == 1, CPU: SpmvPrefetchPlan bits (0: the kernel's own rule)
+    int32_t reserved[3];        // zero; keeps the size a multiple of the 16-byte alignment (no hidden padding)
 };
+
+// How the CPU non-transposed kernel (nvec == 1) prefetches in blocks whose x
+// accesses are scattered; a performance choice only, the sums are the same.
+// 0 is the kernel's fixed rule: x prefetched past kScatterPfMinBytes, the
+// value and index streams prefetched in every large block. The host picks
+// the plan by timing the first calls of each size class (spmv_host.cpp).
+enum SpmvPrefetchPlan : int32_t {
+    SPMV_PF_NO_X = 1,       // never prefetch x
+    SPMV_PF_NO_STREAMS = 2, // no value/index prefetch in scattered blocks that do not prefetch x
+};
+// The fixed rule's bound: x (the bytes its gathers may touch) is prefetched
+// in scattered blocks past this size.
+constexpr int64_t kSpmvScatterPfMinBytes = int64_t(6) << 20;
+
+// The host's prefetch-plan choice (spmv_host.cpp), for tests and benchmarks:
+// one entry per size class timed so far.
+struct SpmvPrefetchClass {
+    uint64_t key;
+    int32_t plan;        // chosen plan, or -1 while still timing candidates
+    int32_t samples[4];  // calls timed per plan
+    double best[4];      // fastest ns per (row + nonzero) per plan (0: none yet)
+};
+std::vector<SpmvPrefetchClass> spmvPrefetchClasses();
+void spmvPrefetchReset();
+// plan >= 0: every call uses it (no timing); -1: choose by timing (default)
+void spmvPrefetchForce(int32_t plan);
 
 // Columns per page of a transposed partial: a block zeroes (and the reduction
 // reads) only the pages its nonzeros touch, so banded matrices cost ~cols, not blocks*cols.

@@ -404,10 +404,10 @@ def test_ascendc_value_types_table_matches_the_kernel_sources():
 CSYMM_TILING = struct.Struct("=6q4f13i4xq")
 CSYMM_FIELDS = ("m n k lda ldb ldc alphaReal alphaImag betaReal betaImag side uplo alphaBetaMode "
                 "blockM blockN blockK tilesM tilesN tailM tailN tailK usedCoreNum reserved workspaceSize").split()
-SPMV_TILING = struct.Struct("=8q16s16s6i5q")
+SPMV_TILING = struct.Struct("=8q16s16s6i5q4i")
 SPMV_FIELDS = ("rows cols nnz nvec xRowStride xColStride yRowStride yColStride alpha beta trans valueType "
                "indexType betaMode usedCoreNum valueStore workspaceSize carryOffset partOffset pageOffset "
-               "pages").split()
+               "pages prefetchPlan reserved0 reserved1 reserved2").split()
 
 
 @pytest.mark.parametrize("cores", [None, 5])
@@ -476,6 +476,8 @@ print(json.dumps(got))
         assert len(raw) == SPMV_TILING.size, (key, len(raw))
         t = dict(zip(SPMV_FIELDS, SPMV_TILING.unpack(raw)))
         assert (t["rows"], t["nnz"], t["trans"]) == (40000, out["nnz"], key == "spmvt")
+        # the prefetch plan is the CPU kernel's; the NPU's launches carry none
+        assert (t["prefetchPlan"], t["reserved0"], t["reserved1"], t["reserved2"]) == (0, 0, 0, 0)
         # One block per core (the CPU device runs four per thread), at least
         # 16384 rows + nonzeros each.
         assert t["usedCoreNum"] == max(1, min(ncores, work // 16384)), (key, t["usedCoreNum"])

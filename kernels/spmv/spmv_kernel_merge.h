@@ -65,7 +65,8 @@ template <class T, class I, class V = T> struct DotEntry {
     // nvec == 1: full rows [ra, rb) (nonzeros clamped to [kLo, kHi]) with the
     // epilogue into y[r * ys]; returns nonzero on malformed structure.
     int (*rows)(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y, int64_t ys,
-                int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode);
+                int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode,
+                int32_t plan);
 };
 struct DotTable {
     DotEntry<float, int32_t> f32i32;

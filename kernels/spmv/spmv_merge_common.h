@@ -338,7 +338,7 @@ template <class V> inline void prefetchAhead(const V* p) {
 // The threshold lies between the two; this machine's L3 is 32 MB, shared
 // with other tenants. The transposed kernel applies the same bound to its
 // blocks' partials together (its figures are in spmvt_merge_impl.h).
-constexpr int64_t kScatterPfMinBytes = int64_t(6) << 20;
+constexpr int64_t kScatterPfMinBytes = kSpmvScatterPfMinBytes;
 enum : int { kPfNone = 0, kPfStream = 1, kPfScattered = 2 };
 template <class I>
 inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, int64_t targetBytes,
@@ -422,7 +422,7 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, i
 template <class T, class I, class V, class Dot>
 inline int rowsN1(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y,
                   int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
-                  T alpha, T beta, int32_t mode, Dot dot) {
+                  T alpha, T beta, int32_t mode, int32_t plan, Dot dot) {
 #define AL_SPMV_ROWS(M, A1, P)                                                                              \
     (xs == 1 ? rowsN1Mode<M, A1, P, true, T>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot) \
              : rowsN1Mode<M, A1, P, false, T>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot))
@@ -438,7 +438,12 @@ inline int rowsN1(const I* indptr, const I* idx, const V* val, const T* x, int64
     // the stride passes one
     const int64_t xBytes = static_cast<int64_t>(std::min<uint64_t>(cols, uint64_t(1) << 40)) *
                            std::min<int64_t>(xs * int64_t(sizeof(T)), 64);
-    switch (prefetchMode(idx, kLo, kHi, xs, xBytes)) {
+    // the plan (SpmvPrefetchPlan) may drop the x prefetch, then the stream
+    // prefetch where x is scattered
+    int pm = prefetchMode(idx, kLo, kHi, xs, xBytes);
+    if (pm == kPfScattered && (plan & SPMV_PF_NO_X)) pm = kPfStream;
+    if (pm == kPfStream && (plan & SPMV_PF_NO_STREAMS) && scattered(idx, kLo, kHi, xs)) pm = kPfNone;
+    switch (pm) {
         case kPfScattered: AL_SPMV_MODES(kPfScattered)
         case kPfStream: AL_SPMV_MODES(kPfStream)
         default: AL_SPMV_MODES(kPfNone)
@@ -524,8 +529,9 @@ template <class T, class I, class Dot, class V = T> struct DotFns {
         return Dot{}(v, i, a, b, x, xs, c, bad);
     }
     static int rows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y, int64_t ys,
-                    int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode) {
-        return rowsN1(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, mode, Dot{});
+                    int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode,
+                    int32_t plan) {
+        return rowsN1(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, mode, plan, Dot{});
     }
 };
 template <class T, class I, class V = T> struct ScalarDot {
