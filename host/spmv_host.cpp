@@ -44,8 +44,8 @@ const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-on
 // planner does, the first calls of each size class (value and index types,
 // blocks, x's bytes to a power of two) try the candidate plans in turn,
 // kTuneSamples calls each after one untimed call, and the class keeps the
-// one with the fastest call per row + nonzero. Results never depend on it: the plans change only
-// which prefetches are issued, never the sums.
+// one with the fastest call per row + nonzero. Results never depend on it:
+// the plans change only which prefetches are issued, never the sums.
 // ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-3,
 // or unset / "auto".
 constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
@@ -497,9 +497,8 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         uint64_t key = 0;
         int64_t xBytes = 0;
         if (tune) {
-            const int64_t eb = static_cast<int64_t>(typeBytes(ct));
-            xBytes = std::min<int64_t>(A->cols, int64_t(1) << 40) *
-                     std::min<int64_t>(std::max<int64_t>(t.xRowStride, 1) * eb, 64);
+            xBytes = spmvXGatherBytes(static_cast<uint64_t>(A->cols), std::max<int64_t>(t.xRowStride, 1),
+                                      static_cast<int64_t>(typeBytes(ct)));
             const uint64_t bucket = 64 - static_cast<uint64_t>(__builtin_clzll(static_cast<uint64_t>(xBytes)));
             key = static_cast<uint64_t>(t.valueType & 0xff) | static_cast<uint64_t>(t.valueStore & 0xff) << 8 |
                   static_cast<uint64_t>(t.indexType & 0xf) << 16 | static_cast<uint64_t>(blocks & 0xffff) << 20 |

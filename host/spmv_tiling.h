@@ -52,6 +52,13 @@ enum SpmvPrefetchPlan : int32_t {
 // The fixed rule's bound: x (the bytes its gathers may touch) is prefetched
 // in scattered blocks past this size.
 constexpr int64_t kSpmvScatterPfMinBytes = int64_t(6) << 20;
+// The bytes the gathers of x may touch: cols elements of elemBytes at stride
+// xs, each its own line once the stride passes one (kernel and host agree).
+inline int64_t spmvXGatherBytes(uint64_t cols, int64_t xs, int64_t elemBytes) {
+    const int64_t c = static_cast<int64_t>(cols < (uint64_t(1) << 40) ? cols : (uint64_t(1) << 40));
+    const int64_t step = xs * elemBytes;
+    return c * (step < 64 ? step : 64);
+}
 
 // The host's prefetch-plan choice (spmv_host.cpp), for tests and benchmarks:
 // one entry per size class timed so far.

@@ -434,10 +434,7 @@ inline int rowsN1(const I* indptr, const I* idx, const V* val, const T* x, int64
         case SPMV_BETA_ONE: return AL_SPMV_ROWS(SPMV_BETA_ONE, false, P);                  \
         default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, false, P);                         \
     }
-    // x's lines the gathers may touch: cols elements, each its own line once
-    // the stride passes one
-    const int64_t xBytes = static_cast<int64_t>(std::min<uint64_t>(cols, uint64_t(1) << 40)) *
-                           std::min<int64_t>(xs * int64_t(sizeof(T)), 64);
+    const int64_t xBytes = spmvXGatherBytes(cols, xs, int64_t(sizeof(T)));
     // the plan (SpmvPrefetchPlan) may drop the x prefetch, then the stream
     // prefetch where x is scattered
     int pm = prefetchMode(idx, kLo, kHi, xs, xBytes);
