@@ -14,7 +14,7 @@ needs more bandwidth than triad shows. (A matvec mostly reads, and triad's
 write-allocate traffic is not counted, so a kernel can pass it by a few
 per cent. Before, the triad was numpy's two passes, ``tmp = s*c`` then
 ``a = b + tmp``, counted as one: about 25 GB/s against the compiled pass's
-33-37 on the same 2-core machine, so the streaming products showed
+35-41 on the same 2-core machine, so the streaming products showed
 ``ours GB/s`` well above it.)
 
 The float16/bfloat16 lines (``spmv`` on the raw arrays: values widened as
