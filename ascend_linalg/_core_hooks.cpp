@@ -90,22 +90,31 @@ void addTestHooks(py::module_& m) {
                 py::dict d;
                 d["key"] = c.key;
                 d["plan"] = c.plan;
-                d["samples"] = py::make_tuple(c.samples[0], c.samples[1], c.samples[2], c.samples[3]);
-                d["best_ns"] = py::make_tuple(c.best[0], c.best[1], c.best[2], c.best[3]);
+                py::tuple samples(al::kSpmvPrefetchPlans), best(al::kSpmvPrefetchPlans);
+                for (int i = 0; i < al::kSpmvPrefetchPlans; ++i) {
+                    samples[i] = c.samples[i];
+                    best[i] = c.best[i];
+                }
+                d["trans"] = ((c.key >> 44) & 1) != 0;
+                d["samples"] = samples;
+                d["best_ns"] = best;
                 out.append(d);
             }
             return out;
         },
-        "The CPU A x prefetch plan per size class timed so far: key, plan (-1 while timing), "
-        "calls timed and fastest ns per row + nonzero per plan");
+        "The CPU one-vector SpMV prefetch plan per size class timed so far: key, trans (A^T x), "
+        "plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
     m.def("spmv_prefetch_reset", [] { al::spmvPrefetchReset(); },
           "Forget every size class's prefetch plan (the next calls time the candidates again)");
     m.def(
         "spmv_prefetch_force",
         [](int plan) {
-            if (plan < -1 || plan > 3) throw py::value_error("prefetch plan must be -1 (timed) or 0-3");
+            if (plan < -1 || plan >= al::kSpmvPrefetchPlans)
+                throw py::value_error("prefetch plan must be -1 (timed) or 0-" +
+                                      std::to_string(al::kSpmvPrefetchPlans - 1) + ", got " + std::to_string(plan));
             al::spmvPrefetchForce(plan);
         },
         py::arg("plan"),
-        "Every CPU A x call uses this prefetch plan (0-3, SpmvPrefetchPlan bits), or -1: chosen by timing");
+        "Every CPU one-vector SpMV call (A x and A^T x) uses this prefetch plan (0-7, SpmvPrefetchPlan "
+        "bits), or -1: chosen by timing");
 }

@@ -32,29 +32,32 @@ const KernelDesc kSpmvTReduce{"spmvt_reduce_merge", spmvt_reduce_merge_cpu};
 // CPU device only (launched where dev.kind() is AL_DEVICE_CPU): no Ascend C entry.
 const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-only
 
-// The CPU kernel's prefetch plan for A x with one vector (SpmvPrefetchPlan),
-// chosen by timing. Where the kernel's gathers of x are scattered, whether
-// prefetching x, and the value and index streams, pays depends on the
-// machine and on how much of the last-level cache its other work leaves:
-// random 1e6 x 1e6 float64 A x (x of 8 MB), 2 threads, ran 12.3 ms with the
-// fixed rule and 9.4 with neither prefetch on one host, where another had
-// measured the x prefetch saving a quarter of the time; the value/index
-// prefetch helps every float32 product measured and costs the scattered
-// float64 ones (docs/performance.md, sixteenth session). So, as FFTW's
-// planner does, the first calls of each size class (value and index types,
-// blocks, x's bytes to a power of two) try the candidate plans in turn,
+// The CPU kernels' prefetch plan for one vector (SpmvPrefetchPlan), chosen
+// by timing. Where a product's accesses are scattered (x's gathers in A x,
+// the partials' updates in A^T x), whether prefetching that target, and the
+// value and index streams, pays depends on the machine and on how much of
+// the last-level cache its other work leaves: random 1e6 x 1e6 float64 A x
+// (x of 8 MB), 2 threads, ran 12.3 ms with the fixed rule and 9.4 with
+// neither prefetch on one host, where another had measured the x prefetch
+// saving a quarter of the time; random 5e5 x 5e5 float32 A^T x (partials of
+// 4 MB in all), 2 threads, ran 5.1-6.1 ms with the rule (no partial
+// prefetch) and 3.8-4.9 prefetching the partials on the same host, where
+// another had measured the prefetch losing there (docs/performance.md,
+// sixteenth and seventeenth sessions). So, as FFTW's planner does, the first
+// calls of each size class (operation, value and index types, blocks, the
+// target's bytes to a power of two) try the candidate plans in turn,
 // kTuneSamples calls each after one untimed call, and the class keeps the
 // one with the fastest call per row + nonzero. Results never depend on it:
 // the plans change only which prefetches are issued, never the sums.
-// ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-3,
+// ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-7,
 // or unset / "auto".
 constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
 constexpr int kTuneSamples = 2;
 struct TuneEntry {
     bool warm = false;  // a class's first call runs the rule untimed: it pays cold caches and page faults
     int32_t plan = -1;
-    int32_t samples[4] = {};
-    double best[4] = {};
+    int32_t samples[kSpmvPrefetchPlans] = {};
+    double best[kSpmvPrefetchPlans] = {};
 };
 std::mutex gTuneMu;
 std::map<uint64_t, TuneEntry>& tuneTable() {
@@ -65,33 +68,38 @@ int32_t tuneForceFromEnv() {
     const char* e = std::getenv("ASCEND_LINALG_SPMV_PREFETCH");
     if (!e || !*e || std::strcmp(e, "auto") == 0) return -1;
     if (std::strcmp(e, "rule") == 0) return 0;
-    if (e[0] >= '0' && e[0] <= '3' && e[1] == '\0') return e[0] - '0';
+    if (e[0] >= '0' && e[0] < '0' + kSpmvPrefetchPlans && e[1] == '\0') return e[0] - '0';
     return -1;  // anything else: as unset
 }
 std::atomic<int32_t> gTuneForce{tuneForceFromEnv()};
 
-// Candidates: x past the rule's bound may be prefetched, so its plans are the
-// rule, no x prefetch, and neither; below it, x is never prefetched, and the
-// plans are the rule and no value/index prefetch in scattered blocks.
-int tuneCandidates(int64_t xBytes, int32_t* out) {
-    if (xBytes > kSpmvScatterPfMinBytes) {
-        out[0] = 0;
-        out[1] = SPMV_PF_NO_X;
-        out[2] = SPMV_PF_NO_X | SPMV_PF_NO_STREAMS;
+// Candidates: a target past the rule's bound may be prefetched, so its plans
+// are the rule, no target prefetch, and neither; below it, the target is not
+// prefetched by the rule (A^T x's short rows aside), and the plans are the
+// rule, no value/index prefetch in scattered blocks, and for A^T x the
+// partials prefetched anyway. (x prefetched below the bound lost every A x
+// measured: random 1e6 float32, 2 threads, 10.7 ms against the rule's 7.9.)
+constexpr int kTuneMaxCandidates = 3;
+int tuneCandidates(bool trans, int64_t targetBytes, int32_t* out) {
+    out[0] = 0;
+    if (targetBytes > kSpmvScatterPfMinBytes) {
+        out[1] = SPMV_PF_NO_TARGET;
+        out[2] = SPMV_PF_NO_TARGET | SPMV_PF_NO_STREAMS;
         return 3;
     }
-    out[0] = 0;
     out[1] = SPMV_PF_NO_STREAMS;
-    return 2;
+    if (!trans) return 2;
+    out[2] = SPMV_PF_ANY_SIZE;
+    return 3;
 }
 // The plan for this call; *timed: whether to time it (a candidate still short
 // of samples).
-int32_t tunePick(uint64_t key, int64_t xBytes, bool* timed) {
+int32_t tunePick(uint64_t key, bool trans, int64_t targetBytes, bool* timed) {
     *timed = false;
     const int32_t forced = gTuneForce.load(std::memory_order_relaxed);
     if (forced >= 0) return forced;
-    int32_t cand[3];
-    const int nc = tuneCandidates(xBytes, cand);
+    int32_t cand[kTuneMaxCandidates];
+    const int nc = tuneCandidates(trans, targetBytes, cand);
     std::lock_guard<std::mutex> lk(gTuneMu);
     TuneEntry& e = tuneTable()[key];
     if (e.plan >= 0) return e.plan;
@@ -105,9 +113,9 @@ int32_t tunePick(uint64_t key, int64_t xBytes, bool* timed) {
     *timed = true;
     return pick;
 }
-void tuneRecord(uint64_t key, int64_t xBytes, int32_t plan, double nsPerWork) {
-    int32_t cand[3];
-    const int nc = tuneCandidates(xBytes, cand);
+void tuneRecord(uint64_t key, bool trans, int64_t targetBytes, int32_t plan, double nsPerWork) {
+    int32_t cand[kTuneMaxCandidates];
+    const int nc = tuneCandidates(trans, targetBytes, cand);
     std::lock_guard<std::mutex> lk(gTuneMu);
     TuneEntry& e = tuneTable()[key];
     if (e.plan >= 0) return;  // another thread's calls decided it meanwhile
@@ -489,33 +497,37 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         t.xRowStride = X->nvec;
         t.xColStride = 1;
     }
+    // the prefetch plan (see tunePick): CPU, one vector, large calls
+    const int64_t work = A->rows + A->nnz;
+    const bool tune = dev.kind() == AL_DEVICE_CPU && t.nvec == 1 && work >= kTuneMinWork && A->cols > 0;
+    bool timed = false;
+    uint64_t key = 0;
+    int64_t targetBytes = 0;
+    if (tune) {
+        // the bytes the scattered accesses land in, as the kernels count them:
+        // x's gathers (A x), all blocks' partials together (A^T x)
+        const int64_t eb = static_cast<int64_t>(typeBytes(ct));
+        targetBytes = op == AL_OP_N
+                          ? spmvXGatherBytes(static_cast<uint64_t>(A->cols), std::max<int64_t>(t.xRowStride, 1), eb)
+                          : spmvXGatherBytes(static_cast<uint64_t>(A->cols), 1, eb) * static_cast<int64_t>(blocks);
+        const uint64_t bucket = 64 - static_cast<uint64_t>(__builtin_clzll(static_cast<uint64_t>(targetBytes)));
+        key = static_cast<uint64_t>(t.valueType & 0xff) | static_cast<uint64_t>(t.valueStore & 0xff) << 8 |
+              static_cast<uint64_t>(t.indexType & 0xf) << 16 | static_cast<uint64_t>(blocks & 0xffff) << 20 |
+              bucket << 36 | static_cast<uint64_t>(op == AL_OP_T) << 44;
+        t.prefetchPlan = tunePick(key, op == AL_OP_T, targetBytes, &timed);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
     if (op == AL_OP_N) {
-        // the prefetch plan (see tunePick): CPU, one vector, large calls
-        const int64_t work = A->rows + A->nnz;
-        const bool tune = dev.kind() == AL_DEVICE_CPU && t.nvec == 1 && work >= kTuneMinWork && A->cols > 0;
-        bool timed = false;
-        uint64_t key = 0;
-        int64_t xBytes = 0;
-        if (tune) {
-            xBytes = spmvXGatherBytes(static_cast<uint64_t>(A->cols), std::max<int64_t>(t.xRowStride, 1),
-                                      static_cast<int64_t>(typeBytes(ct)));
-            const uint64_t bucket = 64 - static_cast<uint64_t>(__builtin_clzll(static_cast<uint64_t>(xBytes)));
-            key = static_cast<uint64_t>(t.valueType & 0xff) | static_cast<uint64_t>(t.valueStore & 0xff) << 8 |
-                  static_cast<uint64_t>(t.indexType & 0xf) << 16 | static_cast<uint64_t>(blocks & 0xffff) << 20 |
-                  bucket << 36;
-            t.prefetchPlan = tunePick(key, xBytes, &timed);
-        }
-        const auto t0 = std::chrono::steady_clock::now();
         st = dev.launch(kSpmvKernel, blocks, args, 6, &t, sizeof(t));
         // Rows split across blocks: one block sums their parts in block order.
         if (st == AL_STATUS_SUCCESS && blocks > 1) st = dev.launch(kSpmvFixup, 1, args, 6, &t, sizeof(t));
-        if (timed && st == AL_STATUS_SUCCESS) {
-            const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-            tuneRecord(key, xBytes, t.prefetchPlan, ns / static_cast<double>(work));
-        }
     } else {
         st = dev.launch(kSpmvTKernel, blocks, args, 6, &t, sizeof(t));
         if (st == AL_STATUS_SUCCESS) st = dev.launch(kSpmvTReduce, blocks, args, 6, &t, sizeof(t));
+    }
+    if (timed && st == AL_STATUS_SUCCESS) {
+        const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        tuneRecord(key, op == AL_OP_T, targetBytes, t.prefetchPlan, ns / static_cast<double>(work));
     }
     if (st != AL_STATUS_SUCCESS) return st;
     int32_t bad;
@@ -539,7 +551,7 @@ std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
     std::vector<SpmvPrefetchClass> out;
     for (const auto& [key, e] : tuneTable()) {
         SpmvPrefetchClass c{key, e.plan, {}, {}};
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < kSpmvPrefetchPlans; ++i) {
             c.samples[i] = e.samples[i];
             c.best[i] = e.best[i];
         }
@@ -551,6 +563,6 @@ void spmvPrefetchReset() {
     std::lock_guard<std::mutex> lk(gTuneMu);
     tuneTable().clear();
 }
-void spmvPrefetchForce(int32_t plan) { gTuneForce.store(plan >= 0 && plan <= 3 ? plan : -1); }
+void spmvPrefetchForce(int32_t plan) { gTuneForce.store(plan >= 0 && plan < kSpmvPrefetchPlans ? plan : -1); }
 
 }  // namespace al

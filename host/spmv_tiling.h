@@ -36,19 +36,24 @@ struct SpmvTilingData {
     int64_t partOffset;         // T: per block a cols x nvec partial (column-major); 64 as the reference
     int64_t pageOffset;         // T: per block `pages` bytes, 1 where that partial page was zeroed
     int64_t pages;              // T: column pages of (1 << kSpmvPageShift) columns
-    int32_t prefetchPlan;       // N, nvec == 1, CPU: SpmvPrefetchPlan bits (0: the kernel's own rule)
+    int32_t prefetchPlan;       // CPU, nvec == 1: SpmvPrefetchPlan bits (0: the kernel's own rule)
     int32_t reserved[3];        // zero; keeps the size a multiple of the 16-byte alignment (no hidden padding)
 };
 
-// How the CPU non-transposed kernel (nvec == 1) prefetches in blocks whose x
-// accesses are scattered; a performance choice only, the sums are the same.
-// 0 is the kernel's fixed rule: x prefetched past kScatterPfMinBytes, the
-// value and index streams prefetched in every large block. The host picks
-// the plan by timing the first calls of each size class (spmv_host.cpp).
+// How the CPU kernels (nvec == 1) prefetch in blocks whose accesses are
+// scattered; a performance choice only, the sums are the same. The scattered
+// target is x in A x (gathered) and the block's partial in A^T x (scattered
+// into). 0 is the kernels' fixed rule: the target prefetched past
+// kSpmvScatterPfMinBytes (A^T x: lower for short rows), the value and index
+// streams prefetched in every large block. The host picks the plan by timing
+// the first calls of each size class (spmv_host.cpp). SPMV_PF_NO_TARGET
+// overrides SPMV_PF_ANY_SIZE.
 enum SpmvPrefetchPlan : int32_t {
-    SPMV_PF_NO_X = 1,       // never prefetch x
-    SPMV_PF_NO_STREAMS = 2, // no value/index prefetch in scattered blocks that do not prefetch x
+    SPMV_PF_NO_TARGET = 1,  // never prefetch the scattered target
+    SPMV_PF_NO_STREAMS = 2, // no value/index prefetch in scattered blocks that do not prefetch the target
+    SPMV_PF_ANY_SIZE = 4,   // prefetch the target in scattered blocks whatever its size
 };
+constexpr int32_t kSpmvPrefetchPlans = 8;  // plans are 0 .. kSpmvPrefetchPlans - 1
 // The fixed rule's bound: x (the bytes its gathers may touch) is prefetched
 // in scattered blocks past this size.
 constexpr int64_t kSpmvScatterPfMinBytes = int64_t(6) << 20;
@@ -65,8 +70,8 @@ inline int64_t spmvXGatherBytes(uint64_t cols, int64_t xs, int64_t elemBytes) {
 struct SpmvPrefetchClass {
     uint64_t key;
     int32_t plan;        // chosen plan, or -1 while still timing candidates
-    int32_t samples[4];  // calls timed per plan
-    double best[4];      // fastest ns per (row + nonzero) per plan (0: none yet)
+    int32_t samples[kSpmvPrefetchPlans];  // calls timed per plan
+    double best[kSpmvPrefetchPlans];      // fastest ns per (row + nonzero) per plan (0: none yet)
 };
 std::vector<SpmvPrefetchClass> spmvPrefetchClasses();
 void spmvPrefetchReset();

@@ -1,7 +1,7 @@
-"""The CPU `A @ x` kernel's prefetch plan (host/spmv_tiling.h,
-SpmvPrefetchPlan), chosen by timing the first calls of each size class
-(host/spmv_host.cpp): every plan gives the same bits and the same checks, and
-the choice is made, kept per class, and can be fixed."""
+"""The CPU one-vector SpMV kernels' prefetch plan, `A @ x` and `A.T @ x`
+(host/spmv_tiling.h, SpmvPrefetchPlan), chosen by timing the first calls of
+each size class (host/spmv_host.cpp): every plan gives the same bits and the
+same checks, and the choice is made, kept per class, and can be fixed."""
 import os
 import subprocess
 import sys
@@ -15,7 +15,7 @@ import ascend_linalg
 import ascend_linalg.sparse as asp
 from ascend_linalg import _core
 
-PLANS = (0, 1, 2, 3)
+PLANS = tuple(range(8))  # SpmvPrefetchPlan bits: 1 no target, 2 no streams, 4 any size
 WORK_MIN = 1 << 20  # rows + nonzeros from which calls are timed (kTuneMinWork)
 
 
@@ -67,36 +67,46 @@ def _bits(a):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("nthreads", [1, 2])
-def test_every_plan_gives_the_same_bits_and_checks(rng, threads, layout, dtype, index_dtype, nthreads):
+@pytest.mark.parametrize("trans", [False, True])
+def test_every_plan_gives_the_same_bits_and_checks(rng, threads, layout, dtype, index_dtype, nthreads, trans):
+    # A.T @ x: "wide" partials (8 MB a block in float64) are past the rule's
+    # bound, "narrow" ones below it (prefetched only under plan 4)
     threads(nthreads)
     S, A = _matrix(rng, layout, dtype, index_dtype)
-    x = rng.standard_normal(S.shape[1]).astype(dtype)
-    y0 = rng.standard_normal(S.shape[0]).astype(dtype)
+    St, At = (S.T, A.T) if trans else (S, A)
+    x = rng.standard_normal(St.shape[1]).astype(dtype)
+    y0 = rng.standard_normal(St.shape[0]).astype(dtype)
     got, fused = {}, {}
     with ascend_linalg.use_backend("cpu"):
         for plan in PLANS:
             _core.spmv_prefetch_force(plan)
-            got[plan] = A @ x
-            fused[plan] = asp.spmv(A, x, alpha=2.0, beta=0.5, y=y0.copy())
-    ref = S @ x
+            got[plan] = At @ x
+            fused[plan] = asp.spmv(A, x, alpha=2.0, beta=0.5, y=y0.copy(), trans=trans)
+    ref = St @ x
     for plan in PLANS:
         np.testing.assert_array_equal(_bits(got[plan]), _bits(got[0]))
         np.testing.assert_array_equal(_bits(fused[plan]), _bits(fused[0]))
-    # long rows are summed in another order (the vector dot): float32 rounding
+    # long rows are summed in another order (the vector dot), and A.T @ x on
+    # two threads adds the blocks' partials: float32 rounding
     tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
-    if layout == "long":
+    if layout == "long" or (trans and nthreads > 1):
         np.testing.assert_allclose(got[0], ref, **tol)
     else:
-        np.testing.assert_array_equal(got[0], ref)  # short rows: scipy's order and bits
+        np.testing.assert_array_equal(got[0], ref)  # scipy's order and bits
     np.testing.assert_allclose(fused[0], 2.0 * ref + 0.5 * y0, **tol)
-    # a bad index half way is caught under every plan, y untouched
+    # a bad index half way is caught under every plan; the operands are not
+    # written (the caller's y may be: docs/guarantees.md)
     A.indices[A.nnz // 2] = S.shape[1]
+    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
     with ascend_linalg.use_backend("cpu"):
         for plan in PLANS:
             _core.spmv_prefetch_force(plan)
-            y = np.full(S.shape[0], 7.0, dtype)
             with pytest.raises(ValueError, match="malformed"):
-                asp.spmv(A, x, y=y)
+                asp.spmv(A, x, y=np.zeros(St.shape[0], dtype), trans=trans)
+            with pytest.raises(ValueError, match="malformed"):
+                (A.T if trans else A) @ x  # A.T taken now: it may copy the index arrays
+    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
     assert not _core.spmv_prefetch_classes()  # forced plans time nothing
 
 
@@ -108,19 +118,32 @@ def _class_after(A, x, calls):
     return c
 
 
-@pytest.mark.parametrize("dtype, candidates", [(np.float64, (0, 1, 3)), (np.float32, (0, 2))])
-def test_plan_chosen_by_timing_each_candidate(rng, threads, dtype, candidates):
-    # float64 x of 8 MB is past the rule's bound (plans: rule, no x prefetch,
-    # neither); float32 x of 4 MB is not (plans: rule, no value/index prefetch)
+@pytest.mark.parametrize(
+    "trans, layout, dtype, candidates",
+    [
+        # A x: float64 x of 8 MB is past the rule's bound (plans: rule, no x
+        # prefetch, neither); float32 x of 4 MB is not (rule, no value/index
+        # prefetch)
+        (False, "wide", np.float64, (0, 1, 3)),
+        (False, "wide", np.float32, (0, 2)),
+        # A^T x on 2 threads: float64 partials of 16 MB in all are past it;
+        # float32 ones of 2.4 MB are not (rule, no value/index prefetch,
+        # partials prefetched anyway)
+        (True, "wide", np.float64, (0, 1, 3)),
+        (True, "narrow", np.float32, (0, 2, 4)),
+    ],
+)
+def test_plan_chosen_by_timing_each_candidate(rng, threads, trans, layout, dtype, candidates):
     threads(2)
-    S, A = _matrix(rng, "wide", dtype, np.int32)
+    S, A = _matrix(rng, layout, dtype, np.int32)
     assert S.shape[0] + S.nnz >= WORK_MIN
-    x = rng.standard_normal(S.shape[1]).astype(dtype)
+    St, At = (S.T, A.T) if trans else (S, A)
+    x = rng.standard_normal(St.shape[1]).astype(dtype)
     timed = 2 * len(candidates)
-    c = _class_after(A, x, timed)  # one untimed first call, then all but one timed call
-    assert c["plan"] == -1
+    c = _class_after(At, x, timed)  # one untimed first call, then all but one timed call
+    assert c["plan"] == -1 and c["trans"] == trans
     assert sum(c["samples"]) == timed - 1
-    c = _class_after(A, x, 1)
+    c = _class_after(At, x, 1)
     assert c["plan"] in candidates
     assert c["samples"] == tuple(2 if p in candidates else 0 for p in PLANS)
     best = {p: c["best_ns"][p] for p in candidates}
@@ -128,9 +151,16 @@ def test_plan_chosen_by_timing_each_candidate(rng, threads, dtype, candidates):
     assert c["plan"] == min(best, key=best.get)
     # decided: later calls are not timed, and give the same bits
     with ascend_linalg.use_backend("cpu"):
-        y = A @ x
+        y = At @ x
     assert _core.spmv_prefetch_classes()[0]["samples"] == c["samples"]
-    np.testing.assert_array_equal(_bits(y), _bits(S @ x))
+    _core.spmv_prefetch_force(0)
+    with ascend_linalg.use_backend("cpu"):
+        y_rule = At @ x
+    np.testing.assert_array_equal(_bits(y), _bits(y_rule))
+    if not trans:
+        np.testing.assert_array_equal(_bits(y), _bits(St @ x))
+    else:  # two blocks' partials added: another order than scipy's
+        np.testing.assert_allclose(y, St @ x, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-3)
 
 
 def test_size_classes_are_separate(rng, threads):
@@ -144,8 +174,10 @@ def test_size_classes_are_separate(rng, threads):
             A @ x
             A2 @ x2
             A2.astype(np.float32) @ x2.astype(np.float32)
+            A.T @ np.ones(S.shape[0])
     classes = _core.spmv_prefetch_classes()
-    assert len({c["key"] for c in classes}) == len(classes) == 6  # x size, dtype, threads
+    assert len({c["key"] for c in classes}) == len(classes) == 8  # operation, target size, dtype, threads
+    assert sum(c["trans"] for c in classes) == 2
     assert all(c["plan"] == -1 and sum(c["samples"]) == 0 for c in classes)  # first calls: untimed
     _core.spmv_prefetch_reset()
     assert _core.spmv_prefetch_classes() == []
@@ -158,29 +190,35 @@ def test_small_and_other_products_are_not_timed(rng):
     with ascend_linalg.use_backend("cpu"):
         for _ in range(8):
             A @ np.ones(3000)  # small
-            Aw.T @ np.ones(Sw.shape[0])  # transposed
+            A.T @ np.ones(2000)  # small, transposed
             Aw @ np.ones((Sw.shape[1], 2))  # two vectors
+            Aw.T @ np.ones((Sw.shape[0], 3))  # three vectors, transposed
     assert _core.spmv_prefetch_classes() == []
 
 
 def test_force_rejects_a_bad_plan():
-    for bad in (-2, 4, 100):
+    for bad in (-2, 8, 100):
         with pytest.raises(ValueError, match="prefetch plan"):
             _core.spmv_prefetch_force(bad)
 
 
-def test_concurrent_calls_while_timing(rng, threads):
+@pytest.mark.parametrize("trans", [False, True])
+def test_concurrent_calls_while_timing(rng, threads, trans):
     threads(2)
     S, A = _matrix(rng, "wide", np.float64, np.int32)
-    x = rng.standard_normal(S.shape[1])
-    ref = S @ x
+    St, At = (S.T, A.T) if trans else (S, A)
+    x = rng.standard_normal(St.shape[1])
+    _core.spmv_prefetch_force(0)
+    with ascend_linalg.use_backend("cpu"):
+        ref = At @ x  # every plan gives these bits (above)
+    _core.spmv_prefetch_force(-1)
     out, errors = [], []
 
     def worker():
         try:
             with ascend_linalg.use_backend("cpu"):
                 for _ in range(6):
-                    out.append(A @ x)
+                    out.append(At @ x)
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
     ts = [threading.Thread(target=worker) for _ in range(4)]
@@ -192,11 +230,14 @@ def test_concurrent_calls_while_timing(rng, threads):
     assert len(out) == 24
     for y in out:
         np.testing.assert_array_equal(_bits(y), _bits(ref))
+    np.testing.assert_allclose(ref, St @ x, rtol=1e-12, atol=1e-10)
     (c,) = _core.spmv_prefetch_classes()
-    assert c["plan"] in (0, 1, 3)
+    assert c["plan"] in (0, 1, 3) and c["trans"] == trans
 
 
-@pytest.mark.parametrize("value, decided", [("rule", False), ("3", False), ("auto", True), ("bogus", True)])
+@pytest.mark.parametrize(
+    "value, decided", [("rule", False), ("3", False), ("7", False), ("auto", True), ("8", True), ("bogus", True)]
+)
 def test_environment_fixes_or_leaves_the_plan(value, decided):
     code = (
         "import numpy as np, scipy.sparse as sp, ascend_linalg, ascend_linalg.sparse as asp\n"

@@ -200,7 +200,7 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
                          index[0], index[1], np.ascontiguousarray(srcs[0], dtype=dtype), srows, scols,
                          _operand(x, dtype, kernel_trans, backend), _ZERO[dtype] if beta == 0 else np.array([beta], dtype=dtype), target)
                 reason = None
-            except HostError as exc:  # y is untouched when a call fails
+            except HostError as exc:  # a lacking kernel never wrote y (a malformed A may have: guarantees.md)
                 reason = kernel_lacking(backend, exc)
                 if reason is None:
                     raise

@@ -346,6 +346,19 @@ inline int prefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, 
     if (targetBytes > minBytes && scattered(idx, kLo, kHi, stride)) return kPfScattered;
     return kHi - kLo >= kStreamMinNnz ? kPfStream : kPfNone;
 }
+// prefetchMode under a plan (SpmvPrefetchPlan; 0 is prefetchMode itself).
+template <class I>
+inline int planPrefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, int64_t targetBytes,
+                            int32_t plan, int64_t minBytes = kScatterPfMinBytes) {
+    if (plan == 0) return prefetchMode(idx, kLo, kHi, stride, targetBytes, minBytes);
+    const bool sc = scattered(idx, kLo, kHi, stride);
+    int pm = sc && (targetBytes > minBytes || (plan & SPMV_PF_ANY_SIZE)) ? kPfScattered
+             : kHi - kLo >= kStreamMinNnz                               ? kPfStream
+                                                                        : kPfNone;
+    if (pm == kPfScattered && (plan & SPMV_PF_NO_TARGET)) pm = kPfStream;
+    if (pm == kPfStream && (plan & SPMV_PF_NO_STREAMS) && sc) pm = kPfNone;
+    return pm;
+}
 
 // Full rows [ra, rb) of a block whose nonzeros lie in [kLo, kHi], nvec == 1,
 // with the epilogue into y[r * ys] (A1: alpha is one, the sum is used as is,
@@ -435,12 +448,7 @@ inline int rowsN1(const I* indptr, const I* idx, const V* val, const T* x, int64
         default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, false, P);                         \
     }
     const int64_t xBytes = spmvXGatherBytes(cols, xs, int64_t(sizeof(T)));
-    // the plan (SpmvPrefetchPlan) may drop the x prefetch, then the stream
-    // prefetch where x is scattered
-    int pm = prefetchMode(idx, kLo, kHi, xs, xBytes);
-    if (pm == kPfScattered && (plan & SPMV_PF_NO_X)) pm = kPfStream;
-    if (pm == kPfStream && (plan & SPMV_PF_NO_STREAMS) && scattered(idx, kLo, kHi, xs)) pm = kPfNone;
-    switch (pm) {
+    switch (planPrefetchMode(idx, kLo, kHi, xs, xBytes, plan)) {
         case kPfScattered: AL_SPMV_MODES(kPfScattered)
         case kPfStream: AL_SPMV_MODES(kPfStream)
         default: AL_SPMV_MODES(kPfNone)

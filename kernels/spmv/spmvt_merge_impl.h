@@ -397,7 +397,7 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         const int64_t pfMin = shortRows ? kScatterPfShortMinBytes : kScatterPfMinBytes;
         int bad;
 #define AL_SPMVT_ROWS(TOUCH)                                                                          \
-    switch (prefetchMode(idx, s.k0, s.k1, 1, partBytes, pfMin)) {                                     \
+    switch (planPrefetchMode(idx, s.k0, s.k1, 1, partBytes, t.prefetchPlan, pfMin)) {                 \
         case kPfScattered: bad = scatterRows<TOUCH, kPfScattered>(indptr, idx, val, x, xs, part, flags, t, s, rows); break; \
         case kPfStream: bad = scatterRows<TOUCH, kPfStream>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;       \
         default: bad = scatterRows<TOUCH, kPfNone>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;               \
