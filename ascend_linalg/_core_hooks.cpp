@@ -95,7 +95,11 @@ void addTestHooks(py::module_& m) {
                     samples[i] = c.samples[i];
                     best[i] = c.best[i];
                 }
-                d["trans"] = ((c.key >> 44) & 1) != 0;
+                d["trans"] = c.trans != 0;
+                d["value_type"] = c.valueType;
+                d["value_store"] = c.valueStore;
+                d["blocks"] = c.blocks;
+                d["target_log2"] = c.targetLog2;
                 d["samples"] = samples;
                 d["best_ns"] = best;
                 out.append(d);
@@ -103,6 +107,7 @@ void addTestHooks(py::module_& m) {
             return out;
         },
         "The CPU one-vector SpMV prefetch plan per size class timed so far: key, trans (A^T x), "
+        "value_type, value_store (alDataType_t), blocks, target_log2 (target bytes < 2**target_log2), "
         "plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
     m.def("spmv_prefetch_reset", [] { al::spmvPrefetchReset(); },
           "Forget every size class's prefetch plan (the next calls time the candidates again)");

@@ -550,7 +550,14 @@ std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
     std::lock_guard<std::mutex> lk(gTuneMu);
     std::vector<SpmvPrefetchClass> out;
     for (const auto& [key, e] : tuneTable()) {
-        SpmvPrefetchClass c{key, e.plan, {}, {}};
+        SpmvPrefetchClass c{};
+        c.key = key;
+        c.trans = static_cast<int32_t>(key >> 44 & 1);
+        c.valueType = static_cast<int32_t>(key & 0xff);
+        c.valueStore = static_cast<int32_t>(key >> 8 & 0xff);
+        c.blocks = static_cast<int32_t>(key >> 20 & 0xffff);
+        c.targetLog2 = static_cast<int32_t>(key >> 36 & 0xff);
+        c.plan = e.plan;
         for (int i = 0; i < kSpmvPrefetchPlans; ++i) {
             c.samples[i] = e.samples[i];
             c.best[i] = e.best[i];

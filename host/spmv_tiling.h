@@ -69,6 +69,8 @@ inline int64_t spmvXGatherBytes(uint64_t cols, int64_t xs, int64_t elemBytes) {
 // one entry per size class timed so far.
 struct SpmvPrefetchClass {
     uint64_t key;
+    int32_t trans, valueType, valueStore, blocks;  // the class, decoded from key
+    int32_t targetLog2;  // the target's bytes are in [2^(targetLog2 - 1), 2^targetLog2)
     int32_t plan;        // chosen plan, or -1 while still timing candidates
     int32_t samples[kSpmvPrefetchPlans];  // calls timed per plan
     double best[kSpmvPrefetchPlans];      // fastest ns per (row + nonzero) per plan (0: none yet)

@@ -141,7 +141,10 @@ def test_plan_chosen_by_timing_each_candidate(rng, threads, trans, layout, dtype
     x = rng.standard_normal(St.shape[1]).astype(dtype)
     timed = 2 * len(candidates)
     c = _class_after(At, x, timed)  # one untimed first call, then all but one timed call
-    assert c["plan"] == -1 and c["trans"] == trans
+    assert c["plan"] == -1 and c["trans"] == trans and c["value_store"] == 0
+    assert c["blocks"] == 2 if trans else c["blocks"] >= 2  # A x splits finer than the threads
+    target = (2 * St.shape[0] if trans else St.shape[1]) * np.dtype(dtype).itemsize  # both partials, or x
+    assert 2 ** (c["target_log2"] - 1) <= target < 2 ** c["target_log2"]
     assert sum(c["samples"]) == timed - 1
     c = _class_after(At, x, 1)
     assert c["plan"] in candidates
