@@ -109,6 +109,22 @@ void addTestHooks(py::module_& m) {
         "The CPU one-vector SpMV prefetch plan per size class timed so far: key, trans (A^T x), "
         "value_type, value_store (alDataType_t), blocks, target_log2 (target bytes < 2**target_log2), "
         "plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
+    m.def(
+        "spmv_prefetch_decide",
+        [](bool trans, int64_t targetBytes, py::sequence bestNs) {
+            if (py::len(bestNs) != static_cast<size_t>(al::kSpmvPrefetchPlans))
+                throw py::value_error("best_ns must have " + std::to_string(al::kSpmvPrefetchPlans) + " entries");
+            double best[al::kSpmvPrefetchPlans];
+            for (int i = 0; i < al::kSpmvPrefetchPlans; ++i) best[i] = bestNs[static_cast<size_t>(i)].cast<double>();
+            int32_t cand[al::kSpmvPrefetchPlans];
+            int n = 0;
+            const int32_t plan = al::spmvPrefetchDecide(trans, targetBytes, best, cand, &n);
+            py::tuple cands(static_cast<size_t>(n));
+            for (int i = 0; i < n; ++i) cands[static_cast<size_t>(i)] = cand[i];
+            return py::make_tuple(plan, cands);
+        },
+        py::arg("trans"), py::arg("target_bytes"), py::arg("best_ns"),
+        "Test hook: (plan, candidates) the host would keep for a class with these fastest times per plan");
     m.def("spmv_prefetch_reset", [] { al::spmvPrefetchReset(); },
           "Forget every size class's prefetch plan (the next calls time the candidates again)");
     m.def(

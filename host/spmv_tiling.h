@@ -77,6 +77,10 @@ struct SpmvPrefetchClass {
 };
 std::vector<SpmvPrefetchClass> spmvPrefetchClasses();
 void spmvPrefetchReset();
+// The candidates (up to 3) of a class of A x (or A^T x) whose target is
+// targetBytes, and the plan it would keep given best[plan] (ns per row +
+// nonzero, kSpmvPrefetchPlans entries): the host's own decision, for tests.
+int32_t spmvPrefetchDecide(bool trans, int64_t targetBytes, const double* best, int32_t* candidates, int* n);
 // plan >= 0: every call uses it (no timing); -1: choose by timing (default)
 void spmvPrefetchForce(int32_t plan);
 
