@@ -40,7 +40,7 @@ const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-on
 // (x of 8 MB), 2 threads, ran 12.3 ms with the fixed rule and 9.4 with
 // neither prefetch on one host, where another had measured the x prefetch
 // saving a quarter of the time; random 5e5 x 5e5 float32 A^T x (partials of
-// 4 MB in all), 2 threads, ran 5.1-6.1 ms with the rule (no partial
+// 4 MB in all), 2 threads, ran 4.9-6.1 ms with the rule (no partial
 // prefetch) and 3.8-4.9 prefetching the partials on the same host, where
 // another had measured the prefetch losing there (docs/performance.md,
 // sixteenth and seventeenth sessions). So, as FFTW's planner does, the first

@@ -390,7 +390,10 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         // all: 24-30 ms with the prefetch, 48-125 without.)
         // Short rows change this: a block averaging at most
         // kScatterPfShortAvg nonzeros a row is prefetched from
-        // kScatterPfShortMinBytes on (see there).
+        // kScatterPfShortMinBytes on (see there). This is plan 0, the rule;
+        // the host may pick another plan by timing (SpmvPrefetchPlan): on
+        // the seventeenth session's host, partials of 4 MB in all paid for
+        // their prefetch (docs/performance.md).
         const int64_t partBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 40)) *
                                   static_cast<int64_t>(sizeof(T)) * static_cast<int64_t>(nb);
         const bool shortRows = s.k1 - s.k0 <= kScatterPfShortAvg * (s.r1 - s.r0 + 1);
