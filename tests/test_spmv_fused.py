@@ -123,6 +123,89 @@ def test_y_with_odd_stride_on_a_length_one_axis():
     np.testing.assert_array_equal(base, A.toarray().sum(axis=1))
 
 
+@pytest.fixture
+def threads():
+    old = ascend_linalg.get_num_threads()
+    yield ascend_linalg.set_num_threads
+    ascend_linalg.set_num_threads(old)
+
+
+def _square(rng, n, per_row, dtype):
+    rows = np.repeat(np.arange(n), per_row)
+    cols = rng.integers(0, n, n * per_row)
+    return sp.csr_matrix((rng.standard_normal(n * per_row), (rows, cols)), shape=(n, n)).astype(dtype)
+
+
+# y sharing memory with x or with A's arrays: the kernels write y while other
+# threads still read x and A, so such a y is written through a copy (as
+# numpy's out= buffers overlap) and the result is the product of the inputs as
+# they were when the call began. 20000 rows of 10 nonzeros: several blocks on
+# two threads; one thread: the transposed kernel's single block scatters
+# straight into y.
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("beta", [0, 1.5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_y_sharing_memory_with_x(threads, nthreads, trans, beta, dtype):
+    rng = np.random.default_rng(11)
+    S = _square(rng, 20000, 10, dtype)
+    A = csr_array(S)
+    threads(nthreads)
+    x = rng.standard_normal(20000).astype(dtype)
+    want = (2.0 * ((S.T if trans else S).astype(np.float64) @ x.astype(np.float64))
+            + beta * x.astype(np.float64))
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+        got = spmv(A, x, alpha=2.0, beta=beta, y=x, trans=trans)
+    assert got is x and recs[-1] == ("spmv", "cpu", None)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    # overlapping by all but one element
+    buf = rng.standard_normal(20001).astype(dtype)
+    x, y = buf[:-1], buf[1:]
+    want = (S.T if trans else S).astype(np.float64) @ x.astype(np.float64)
+    with ascend_linalg.use_backend("cpu"):
+        assert spmv(A, x, y=y, trans=trans) is y
+    np.testing.assert_allclose(y, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_y_sharing_memory_with_the_matrix(threads, trans):
+    # one thread: one block, which writes y as it goes (or, transposed,
+    # zeroes it first); y over the last values would change them before
+    # they are read
+    threads(1)
+    rng = np.random.default_rng(12)
+    S = _square(rng, 3000, 10, np.float64)
+    A = csr_array(S)
+    x = rng.standard_normal(3000)
+    want = (S.T if trans else S) @ x
+    y = A.data[-3000:]  # y is part of A's values
+    with ascend_linalg.use_backend("cpu"):
+        assert spmv(A, x, y=y, trans=trans) is y
+    np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_half_values_with_y_sharing_memory_with_the_matrix(threads, trans):
+    # the float16/bfloat16 values are read by the kernel as they are stored:
+    # a float32 y over their first bytes is written through a copy too
+    import ml_dtypes
+    threads(1)
+    rng = np.random.default_rng(13)
+    S = _square(rng, 20000, 10, np.float64)
+    store = np.zeros(2 * S.nnz, dtype=np.uint8)
+    data = store.view(ml_dtypes.bfloat16)
+    data[:] = S.data
+    y = store[-4 * 20000:].view(np.float32)
+    x = rng.standard_normal(20000).astype(ml_dtypes.bfloat16)
+    B = sp.csr_matrix((data.astype(np.float64), S.indices, S.indptr), shape=S.shape)
+    want = (B.T if trans else B) @ x.astype(np.float64)
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+        got = spmv((data, S.indices, S.indptr), x, y=y, shape=S.shape, trans=trans)
+    assert got is y and recs[-1] == ("spmv", "cpu", None)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
 def test_dtype_without_kernel_falls_back_with_reason():
     A = csr_array(np.array([[1, 0], [1, 1]], dtype=np.int8))
     with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:

@@ -94,6 +94,20 @@ def _raw_csr(A, shape):
     return data, A[1], A[2], tuple(shape)
 
 
+def _kernel_target(y, itemsize, *inputs):
+    """The array the kernel writes: y itself, or a copy of it (written back
+    by the caller) where the kernel cannot write y in place: strides that are
+    negative or not whole elements, or memory that y may share with an input
+    (``spmv(A, x, y=x)``). The kernels write y while other threads still
+    read x and A, so writing an input in place would give wrong sums; numpy's
+    ``out=`` buffers such overlap in the same way. ``np.may_share_memory``
+    only compares the arrays' bounds: no cost worth counting."""
+    if all(s >= 0 and s % itemsize == 0 for s in y.strides) and not any(
+            np.may_share_memory(y, a) for a in inputs):
+        return y
+    return np.array(y)
+
+
 def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dtype=None, shape=None):
     """Compute ``y = alpha * op(A) @ x + beta * y`` in one pass.
 
@@ -192,13 +206,15 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
+            values = np.ascontiguousarray(srcs[0], dtype=dtype)
+            operand = _operand(x, dtype, kernel_trans, backend)
             # (not flags.c_contiguous: that ignores the strides of length-1 axes)
-            target = y if all(s >= 0 and s % dtype.itemsize == 0 for s in y.strides) else np.array(y)
+            target = _kernel_target(y, dtype.itemsize, operand, values, index[0], index[1])
             try:
                 run_spmv(backend, A if own else None, version, srcs, hooked,
                          kernel_trans, _ONE[dtype] if alpha == 1 else np.array([alpha], dtype=dtype),
-                         index[0], index[1], np.ascontiguousarray(srcs[0], dtype=dtype), srows, scols,
-                         _operand(x, dtype, kernel_trans, backend), _ZERO[dtype] if beta == 0 else np.array([beta], dtype=dtype), target)
+                         index[0], index[1], values, srows, scols,
+                         operand, _ZERO[dtype] if beta == 0 else np.array([beta], dtype=dtype), target)
                 reason = None
             except HostError as exc:  # a lacking kernel never wrote y (a malformed A may have: guarantees.md)
                 reason = kernel_lacking(backend, exc)
@@ -261,9 +277,11 @@ def _spmv_half_native(raw, xc, alpha, beta, yc, trans, rows):
     out_shape = (rows,) + xc.shape[1:]
     if yc is None:
         yc = np.empty(out_shape, dtype=_F32) if beta == 0 else np.zeros(out_shape, dtype=_F32)
-    target = yc if all(s >= 0 and s % 4 == 0 for s in yc.strides) else np.array(yc)
-    _core.spmv("cpu", trans, np.array([alpha], dtype=_F32), index[0], index[1], np.ascontiguousarray(data),
-               shape[0], shape[1], _operand(xc, _F32, trans, "cpu"), np.array([beta], dtype=_F32), target)
+    values = np.ascontiguousarray(data)
+    operand = _operand(xc, _F32, trans, "cpu")
+    target = _kernel_target(yc, 4, operand, values, index[0], index[1])
+    _core.spmv("cpu", trans, np.array([alpha], dtype=_F32), index[0], index[1], values,
+               shape[0], shape[1], operand, np.array([beta], dtype=_F32), target)
     if target is not yc:
         yc[...] = target
     record("spmv", "cpu")
