@@ -481,6 +481,45 @@ def test_large_blocks_prefetch_paths(rng, layout, index_dtype, threads):
         ascend_linalg.set_num_threads(old)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [2, 3, 4])
+def test_transposed_blocks_sum_their_own_columns_into_y(rng, dtype, threads):
+    # A.T @ x on several threads: a streaming block scatters the spans whose
+    # columns are its own pages of y straight into y, and the others into its
+    # partial; the reduction adds the partials to y's sums. Banded rows, with
+    # far-off nonzeros every 1009 rows (their spans go to the partial, onto
+    # pages that other spans summed into y), two runs of empty columns (y's
+    # pages no block touches: +0), and Inf/NaN in x; y starts as NaN.
+    n = 150_000
+    cols = np.clip(np.arange(n)[:, None] + np.arange(-4, 5), 0, n - 1)
+    far = np.arange(n) % 1009 == 0
+    extra = np.where(far, (np.arange(n) * 7919) % n, -1)[:, None]
+    cols = np.concatenate([cols, extra], axis=1).ravel()
+    rows = np.repeat(np.arange(n), 10)
+    keep = (cols >= 0) & ~((cols >= 40_000) & (cols < 60_000)) & ~((cols >= 100_000) & (cols < 101_500))
+    S = sp.csr_matrix((rng.standard_normal(keep.sum()), (rows[keep], cols[keep])), shape=(n, n)).astype(dtype)
+    S.sum_duplicates()
+    A = asp.csr_matrix(S)
+    x = rng.standard_normal(n).astype(dtype)
+    x[[5_000, 77_777]] = np.inf
+    x[120_000] = np.nan
+    want = S.T @ x
+    old = ascend_linalg.get_num_threads()
+    ascend_linalg.set_num_threads(threads)
+    try:
+        with ascend_linalg.use_backend("cpu"):
+            got = A.T @ x
+            again = asp.spmv(A, x, y=np.full(n, np.nan, dtype), trans=True)
+    finally:
+        ascend_linalg.set_num_threads(old)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(got.view(np.uint8), again.view(np.uint8))  # deterministic
+    empty = np.r_[40_000:60_000, 100_000:101_500]
+    assert (got[empty] == 0).all() and not np.signbit(got[empty]).any()
+
+
 # ---------------------------------------------------------------- class preservation
 CHAINS = {
     "T": lambda A: A.T,

@@ -4,7 +4,9 @@
 // A page of the partial is zeroed when the block first touches it, so a banded
 // matrix costs about cols in zeroing and reduction, not blocks * cols.
 // Reduce: column pages split over blocks; each column sums the touched partials
-// in block order (deterministic), then the alpha/beta epilogue.
+// in block order (deterministic), then the alpha/beta epilogue. For y := A^T x
+// a streaming block sums the spans that fall in its own pages of y straight
+// into y (OwnedColumns), which the reduction then adds the partials to.
 //
 // Templates only (internal linkage), included by the baseline TU
 // (spmvt_kernel_merge.cpp) and the AVX2 one (spmvt_kernel_merge_avx2.cpp),
@@ -69,6 +71,14 @@ bool directY(const SpmvTilingData& t) {
     return t.usedCoreNum == 1 && t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 &&
            isOne(fromBytes<T>(t.alpha));
 }
+// Several blocks, the same product: blocks may scatter their own columns
+// straight into y (OwnedColumns, below). The host runs the reduction with as
+// many blocks as the scatter; ownership is by page and the reduction looks
+// at each page's flags, so it does not depend on that.
+template <class T>
+bool ownsColumns(const SpmvTilingData& t, uint32_t nb) {
+    return nb > 1 && t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 && isOne(fromBytes<T>(t.alpha));
+}
 
 // part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
 // zeroed already (checkTouchAhead); the product is rounded before the sum, as
@@ -120,18 +130,44 @@ __attribute__((always_inline)) inline void unrolledScatter(const V* val, const I
 #undef AL_SPMVT_TERM
 }
 
+// A block's page flags: bit kPagePartial, its partial's page is zeroed (and
+// holds sums); bit kPageOwnY, y's page is one of the block's own columns,
+// zeroed and summed into directly (OwnedColumns).
+constexpr unsigned char kPagePartial = 1, kPageOwnY = 2;
+
+// Column ownership (one vector, y := A^T x, several blocks): block b owns
+// y's pages [pages * b / nb, pages * (b + 1) / nb), which no other block
+// writes. A checked span whose columns all lie there is scattered straight
+// into y instead of the block's partial, and the reduction adds the other
+// blocks' partials (if any touched the page) to it; other spans go to the
+// partial as before. A banded or stencil matrix's block touches mostly its
+// own columns, so its partial stays almost untouched and the reduction has
+// little to read: the partial's write (with its allocating read) and the
+// reduction's read of it are saved. Only for streaming blocks (not
+// scattered, at least kStreamMinNnz nonzeros), whatever the prefetch plan,
+// so every plan gives the same sums. Each column's sum is y's part (in row
+// order) and then the partials in block order: deterministic.
+template <class T> struct OwnedColumns {
+    T* y;
+    int64_t lo, hi;  // pages
+    T* target;       // where the current span's nonzeros go: y or the partial
+};
+
 // The next span of nonzeros, [*chk, min(k1, *chk + kCheckSpan)): checks its
 // indices (a vectorised pass that also brings them into L1 for the scatter
 // that follows) and, Touch, zeroes the partial's pages from the smallest
 // index's to the largest's that are not zeroed yet. Per span rather than per
 // nonzero: a banded or stencil matrix's span touches a few neighbouring
 // pages, a scattered one all of them (zeroed once; *all then skips the walk).
+// own: the span goes to y when its columns are the block's own (their y
+// pages zeroed first), else to the partial; own->target says which.
 // False on an index out of range, before any is used.
 // nv: elements per partial row (1; nvec for the row-major partial of
 // several vectors, rowMajorPartial).
 template <bool Touch, class T, class I>
 inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> lim, T* part,
-                            unsigned char* flags, const SpmvTilingData& t, int64_t* zeroed, int64_t nv = 1) {
+                            unsigned char* flags, const SpmvTilingData& t, int64_t* zeroed, int64_t nv = 1,
+                            OwnedColumns<T>* own = nullptr) {
     const int64_t a = *chk, b = std::min(k1, a + kCheckSpan);
     UIndex<I> lo = std::numeric_limits<UIndex<I>>::max(), hi = 0;
     for (int64_t k = a; k < b; ++k) {
@@ -141,12 +177,27 @@ inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> li
     }
     if (hi > lim) return false;
     *chk = b;
+    if (own != nullptr && b > a) {
+        const int64_t plo = static_cast<int64_t>(uint64_t(lo) >> kSpmvPageShift);
+        const int64_t phi = static_cast<int64_t>(uint64_t(hi) >> kSpmvPageShift);
+        if (plo >= own->lo && phi < own->hi) {  // the span's columns are this block's own
+            for (int64_t p = plo; p <= phi; ++p) {
+                if (flags[p] & kPageOwnY) continue;
+                const int64_t c0 = p * kPage;
+                std::fill(own->y + c0, own->y + std::min(t.cols, c0 + kPage), T{});
+                flags[p] |= kPageOwnY;
+            }
+            own->target = own->y;
+            return true;
+        }
+        own->target = part;
+    }
     if (Touch && b > a && *zeroed < t.pages) {
         for (uint64_t p = uint64_t(lo) >> kSpmvPageShift, pe = uint64_t(hi) >> kSpmvPageShift; p <= pe; ++p) {
-            if (flags[p]) continue;
+            if (flags[p] & kPagePartial) continue;
             const int64_t c0 = static_cast<int64_t>(p) * kPage;
             std::fill(part + c0 * nv, part + std::min(t.cols, c0 + kPage) * nv, T{});
-            flags[p] = 1;
+            flags[p] |= kPagePartial;
             ++*zeroed;
         }
     }
@@ -200,12 +251,20 @@ __attribute__((always_inline)) inline int walkRows(const I* indptr, const Segmen
 // [k0, k1] (always true of a well-formed matrix); indices a span ahead
 // (checkTouchAhead). Returns nonzero on malformed structure, before reading
 // anything it implies.
-template <bool Touch, int Pf, class T, class I, class V>
+// Own: column ownership (OwnedColumns; streaming blocks only): the nonzeros
+// go to own->target, set by each span's check.
+template <bool Touch, int Pf, bool Own = false, class T, class I, class V>
 int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* part,
-                unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows) {
+                unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows,
+                OwnedColumns<T>* own = nullptr) {
+    static_assert(!Own || (Touch && Pf == kPfStream), "ownership is for streaming partial blocks");
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
     int64_t chk = s.k0;  // nonzeros [.., chk) are checked, their pages zeroed
     int64_t zeroed = 0;  // pages zeroed (Touch)
+    T* const part0 = part;
+    OwnedColumns<T>* const ow = Own ? own : nullptr;
+    // the current span's target: the partial, or y for a span of own columns
+    auto tgt = [&]() __attribute__((always_inline)) { return Own ? own->target : part0; };
     // Row r's span [ka, kb), split where a span check falls inside it (the
     // sums per partial element keep their order).
     // Inlined (always_inline): GCC kept it out of line, a call per row.
@@ -260,20 +319,20 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         } else if (__builtin_expect(kb <= chk && kb - ka <= kUnroll, 1)) {
             // streaming blocks: a short row whose indices are checked already
             // is unrolled
-            unrolledScatter(val, idx, kb, kb - ka, xr, part);
+            unrolledScatter(val, idx, kb, kb - ka, xr, tgt());
             return true;
         }
         while (kb > chk) {
-            scatterRow(val, idx, ka, chk, xr, part);
+            scatterRow(val, idx, ka, chk, xr, tgt());
             ka = chk;
-            if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
+            if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part0, flags, t, &zeroed, 1, ow)) return false;
         }
-        scatterRow(val, idx, ka, kb, xr, part);
+        scatterRow(val, idx, ka, kb, xr, tgt());
         return true;
     };
     return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
         const int64_t ce = static_cast<int64_t>(indptr[re]);
-        if (Pf != kPfNone || ce - a > kFastAvg * (re - r)) return 0;
+        if (Own || Pf != kPfNone || ce - a > kFastAvg * (re - r)) return 0;
         // An in-cache block's chunk of short rows (kFastAvg): its spans
         // checked and touched first, then the counted loop per row, with
         // no check or jump per row. One thread, 112^2 Poisson float64,
@@ -361,7 +420,7 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     unsigned char* flags = pageFlags(ws, t, b);
     // direct: every page counts as touched (zeroed here, up front).
     if (direct) std::fill(part, part + t.cols, T{});
-    std::memset(flags, direct ? 1 : 0, static_cast<size_t>(t.pages));
+    std::memset(flags, direct ? kPagePartial : 0, static_cast<size_t>(t.pages));
     const int64_t rows = t.rows, nnzT = static_cast<int64_t>(indptr[rows]);
     const Segment s = blockSegment(indptr, rows, nnzT, b, nb);
     if (t.cols == 0) {
@@ -399,8 +458,18 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         const bool shortRows = s.k1 - s.k0 <= kScatterPfShortAvg * (s.r1 - s.r0 + 1);
         const int64_t pfMin = shortRows ? kScatterPfShortMinBytes : kScatterPfMinBytes;
         int bad;
+        const int pm = planPrefetchMode(idx, s.k0, s.k1, 1, partBytes, t.prefetchPlan, pfMin);
+        if (!direct && pm == kPfStream && ownsColumns<T>(t, nb) && !scattered(idx, s.k0, s.k1, 1)) {
+            // (not scattered: a plan may stream a scattered block; such a
+            // block keeps the partial whatever the plan, so every plan sums
+            // alike)
+            OwnedColumns<T> own{static_cast<T*>(args[4]), t.pages * b / nb, t.pages * (b + 1) / nb, part};
+            bad = scatterRows<true, kPfStream, true>(indptr, idx, val, x, xs, part, flags, t, s, rows, &own);
+            if (bad) flagError(ws);
+            return;
+        }
 #define AL_SPMVT_ROWS(TOUCH)                                                                          \
-    switch (planPrefetchMode(idx, s.k0, s.k1, 1, partBytes, t.prefetchPlan, pfMin)) {                 \
+    switch (pm) {                                                                                     \
         case kPfScattered: bad = scatterRows<TOUCH, kPfScattered>(indptr, idx, val, x, xs, part, flags, t, s, rows); break; \
         case kPfStream: bad = scatterRows<TOUCH, kPfStream>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;       \
         default: bad = scatterRows<TOUCH, kPfNone>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;               \
@@ -448,7 +517,7 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
     const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
     const int64_t blocks = t.usedCoreNum;
     const int64_t p0 = t.pages * b / nb, p1 = t.pages * (b + 1) / nb;
-    std::vector<const T*> src(static_cast<size_t>(blocks));
+    std::vector<const T*> src(static_cast<size_t>(blocks) + 1);  // + y (OwnedColumns)
     auto reduce = [&](const T* const* sp, int n, int64_t c0, int64_t c1, T* yv, int64_t ys) {
         switch (t.betaMode) {
             case SPMV_BETA_ZERO: return reduceRangeN<T, SPMV_BETA_ZERO>(sp, n, c0, c1, alpha, beta, yv, ys);
@@ -463,7 +532,7 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
             const int64_t c0 = p * kPage, c1 = std::min(t.cols, c0 + kPage);
             int n = 0;
             for (int64_t q = 0; q < blocks; ++q)
-                if (pageFlags(ws, t, q)[p]) src[size_t(n++)] = partial<T>(ws, t, q);
+                if (pageFlags(ws, t, q)[p] & kPagePartial) src[size_t(n++)] = partial<T>(ws, t, q);
             if (dense) {  // Y's elements in the partial's order: one flat range
                 reduce(src.data(), n, c0 * nv, c1 * nv, y, 1);
                 continue;
@@ -477,12 +546,20 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
         }
         return;
     }
+    const bool owned = ownsColumns<T>(t, static_cast<uint32_t>(blocks));
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t c0 = p * kPage, c1 = std::min(t.cols, c0 + kPage);
         for (int64_t v = 0; v < t.nvec; ++v) {
             int n = 0;
+            if (owned) {  // y's page holds its owner's direct sums: they come first
+                bool inY = false;
+                for (int64_t q = 0; q < blocks; ++q) inY |= (pageFlags(ws, t, q)[p] & kPageOwnY) != 0;
+                if (inY) src[size_t(n++)] = y;
+            }
+            const bool yOnly = n == 1;
             for (int64_t q = 0; q < blocks; ++q)
-                if (pageFlags(ws, t, q)[p]) src[size_t(n++)] = partial<T>(ws, t, q) + v * t.cols;
+                if (pageFlags(ws, t, q)[p] & kPagePartial) src[size_t(n++)] = partial<T>(ws, t, q) + v * t.cols;
+            if (yOnly && n == 1) continue;  // y holds the sums already (alpha 1, beta 0)
             reduce(src.data(), n, c0, c1, y + v * t.yColStride, t.yRowStride);
         }
     }
