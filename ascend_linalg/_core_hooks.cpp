@@ -82,6 +82,9 @@ void addTestHooks(py::module_& m) {
         },
         py::arg("launches"), py::arg("max_blocks"), py::arg("work") = 0,
         "Test hook: run launches on the CPU pool and count blocks that ran other than once");
+    m.def("pool_small_inline", [] { return al::cpuSmallInlineLaunches(); },
+          "Test hook: CPU launches run on the calling thread so far because they were small "
+          "(CpuSmallWork) and every worker was asleep");
     m.def(
         "spmv_prefetch_classes",
         [] {
