@@ -82,9 +82,24 @@ void addTestHooks(py::module_& m) {
         },
         py::arg("launches"), py::arg("max_blocks"), py::arg("work") = 0,
         "Test hook: run launches on the CPU pool and count blocks that ran other than once");
-    m.def("pool_small_inline", [] { return al::cpuSmallInlineLaunches(); },
-          "Test hook: CPU launches run on the calling thread so far because they were small "
-          "(CpuSmallWork) and every worker was asleep");
+    m.def(
+        "spmv_tiling",
+        [](bool trans, int64_t rows, int64_t cols, int64_t nnz, int64_t nvec, const std::string& platform,
+           uint32_t threads) {
+            if (rows < 0 || cols < 0 || nnz < 0 || nvec < 1) throw py::value_error("need rows, cols, nnz >= 0, nvec >= 1");
+            if (platform != "cpu" && platform != "ascend") throw py::value_error("platform must be cpu or ascend");
+            const al::SpmvPlatform p = platform == "cpu" ? al::spmvPlatformCpu(threads) : al::spmvPlatformAscend(threads);
+            const al::SpmvTilingData t = al::spmvTiling(trans, rows, cols, nnz, nvec, AL_R_32F, AL_R_32I, p);
+            py::dict d;
+            d["usedCoreNum"] = t.usedCoreNum;
+            d["workspaceSize"] = t.workspaceSize;
+            d["pages"] = t.pages;
+            return d;
+        },
+        py::arg("trans"), py::arg("rows"), py::arg("cols"), py::arg("nnz"), py::arg("nvec") = 1,
+        py::arg("platform") = "cpu", py::arg("threads") = 2,
+        "Test hook: the SpMV tiling (float32 values, int32 indices) on the CPU (threads) or an Ascend "
+        "platform (threads = AI cores)");
     m.def(
         "spmv_prefetch_classes",
         [] {

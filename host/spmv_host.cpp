@@ -17,7 +17,6 @@
 #include "context.h"
 #include "fingerprint.h"
 #include "kernels/spmv/spmv_kernel_merge.h"
-#include "runtime/cpu_device.h"
 #include "spmv_tiling.h"
 #include "staging.h"
 
@@ -54,19 +53,6 @@ const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-on
 // ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-7,
 // or unset / "auto".
 constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
-// Rows + nonzeros below which a CPU product does not wake sleeping workers
-// (CpuSmallWork): a solver's products come between stretches of other work,
-// long enough for the workers to fall asleep, and waking one cost more than it
-// saved. scipy's cg (300 iterations) and lsqr (150) on Poisson matrices, 2
-// threads, one process rotating the order, medians of 11, ms, 1 thread / 2
-// threads / 2 threads not waking for these:
-//   112^2 (75k): cg 23.6 / 27.4 / 22.0, lsqr 29.8 / 35.6 / 29.3;
-//   160^2 (154k): cg 62.8 / 67.8 / 58.2 and 56.9 / 54.5 / 50.9,
-//   lsqr 65.9 / 74.0 / 63.2 and 57.8 / 60.3 / 55.8.
-// At 300^2 (540k) two threads won (cg 133 -> 111 ms with OpenBLAS on one
-// thread). Products called back to back find the workers still spinning and
-// use them as before.
-constexpr int64_t kSmallWork = int64_t(1) << 18;
 constexpr int kTuneSamples = 2;
 constexpr double kTuneMargin = 0.05;  // fraction of the rule's time another plan must save
 struct TuneEntry {
@@ -544,7 +530,6 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
               bucket << 36 | static_cast<uint64_t>(op == AL_OP_T) << 44;
         t.prefetchPlan = tunePick(key, op == AL_OP_T, targetBytes, &timed);
     }
-    CpuSmallWork small(dev.kind() == AL_DEVICE_CPU && work < kSmallWork);
     const auto t0 = std::chrono::steady_clock::now();
     if (op == AL_OP_N) {
         st = dev.launch(kSpmvKernel, blocks, args, 6, &t, sizeof(t));

@@ -28,14 +28,29 @@ SpmvPlatform spmvPlatformCpu(uint32_t threads) {
     // fix-up. 112^2 Poisson float64 A x (62272 nonzeros) through Python, one
     // thread, 20000 products: 105 us each with 4 blocks, 80-83 with one
     // (scipy 77-88).
-    return SpmvPlatform{std::max(threads, 1u), threads > 1 ? 4u : 1u, 16384};
+    //
+    // Under 2^18 rows + nonzeros a product is one block, whatever the thread
+    // count. An iterative solver calls its products between stretches of
+    // vector work long enough for the pool's workers to fall asleep (they
+    // spin about 10 us), and waking one cost more than the split saved: scipy's
+    // cg (300 iterations) and lsqr (150) on a 112^2 Poisson matrix (75k rows
+    // + nonzeros) took 27.4 and 35.6 ms on two threads against 23.6 and 29.8
+    // on one; on 160^2 (154k) cg 67.8 against 62.8 and lsqr 74.0 against
+    // 65.9 (one process rotating the order, medians of 11). Running the
+    // blocks on the caller when the workers sleep fixed the solver case but
+    // still paid for the blocks: the transposed product's two partials and
+    // their reduction, the non-transposed one's split searches and fix-up.
+    // At 300^2 (540k) two threads won (cg 133 -> 111 ms, OpenBLAS on one
+    // thread). One block also gives a small product the same bits on any
+    // number of threads.
+    return SpmvPlatform{std::max(threads, 1u), threads > 1 ? 4u : 1u, 16384, int64_t(1) << 18};
 }
 
 SpmvPlatform spmvPlatformAscend(uint32_t cores) {
     // One block per AI core: nothing else shares the cores during a launch, so
     // extra blocks would only add fix-up work. The minimum per block is the
     // CPU's until it is measured on a device (docs/npu.md).
-    return SpmvPlatform{std::max(cores, 1u), 1, 16384};
+    return SpmvPlatform{std::max(cores, 1u), 1, 16384, 0};
 }
 
 void spmvLayout(SpmvTilingData* t) {
@@ -75,7 +90,9 @@ SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz
     const int64_t work = (rows + nnz) * std::max<int64_t>(nvec, 1);
     const int64_t maxBlocks = int64_t(std::max(p.coreNum, 1u)) * (trans ? 1 : std::max(p.blocksPerCore, 1u));
     const int64_t blocks =
-        std::max<int64_t>(1, std::min<int64_t>(maxBlocks, work / std::max<int64_t>(p.minWorkPerBlock, 1)));
+        work < p.minParallelWork
+            ? 1
+            : std::max<int64_t>(1, std::min<int64_t>(maxBlocks, work / std::max<int64_t>(p.minWorkPerBlock, 1)));
     t.usedCoreNum = static_cast<int32_t>(blocks);
     spmvLayout(&t);
     return t;

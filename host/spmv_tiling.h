@@ -96,6 +96,7 @@ struct SpmvPlatform {
     uint32_t coreNum;        // blocks that run at once
     uint32_t blocksPerCore;  // non-transposed blocks per core (transposed: 1)
     int64_t minWorkPerBlock; // rows + nonzeros (times nvec) below which a block is not split off
+    int64_t minParallelWork; // rows + nonzeros (times nvec) below which the product is one block
 };
 SpmvPlatform spmvPlatformCpu(uint32_t threads);
 SpmvPlatform spmvPlatformAscend(uint32_t cores);

@@ -153,45 +153,33 @@ def test_pool_runs_every_block_once_and_waits_for_it(threads, work):
         ascend_linalg.set_num_threads(old)
 
 
-def test_small_products_do_not_wake_sleeping_workers():
-    """A product of under 2^18 rows + nonzeros runs on the calling thread when
-    every worker is asleep (a solver calls it between stretches of other work;
-    waking a worker costs more than it saves), and with the workers awake it
-    uses them. Either way the blocks, and so the bits, are the same; a large
-    product always wakes them."""
+@pytest.mark.parametrize("trans", [False, True])
+def test_small_products_are_one_block_on_any_thread_count(trans):
+    """Under 2^18 rows + nonzeros an SpMV is one block (host/spmv_tiling.cpp:
+    in a solver loop the workers sleep between products and waking one cost
+    more than it saved), so its bits do not depend on the thread count; a
+    larger product's transposed sums do (each block has its partial)."""
     import scipy.sparse as sp
-    from ascend_linalg import _core
     rng = np.random.default_rng(5)
+
     def random(n, nnz):
-        return sp.csr_matrix((rng.standard_normal(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))),
-                             shape=(n, n))
-    small, large = random(3000, 45_000), random(60_000, 360_000)  # 48k and 420k rows + nonzeros
-    As, Al = S.csr_matrix(small), S.csr_matrix(large)
-    x, xl = rng.standard_normal(3000), rng.standard_normal(60_000)
+        return S.csr_matrix(sp.csr_matrix(
+            (rng.standard_normal(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n)))
+    small, large = random(3000, 200_000), random(60_000, 600_000)  # 203k and 660k rows + nonzeros
     old = ascend_linalg.get_num_threads()
     try:
-        ascend_linalg.set_num_threads(2)
+        got = {}
         with ascend_linalg.use_backend("cpu"):
-            first, first_t = As @ x, As.T @ x
-            inline = False
-            for _ in range(100):  # until the workers have gone to sleep
-                time.sleep(0.02)
-                before = _core.pool_small_inline()
-                y, yt = As @ x, As.T @ x
-                np.testing.assert_array_equal(y.view(np.uint64), first.view(np.uint64))
-                np.testing.assert_array_equal(yt.view(np.uint64), first_t.view(np.uint64))
-                if _core.pool_small_inline() > before:
-                    inline = True
-                    break
-            assert inline, "a small product woke the sleeping workers every time"
-            for _ in range(200):  # back to back: pooled or not, the same bits
-                np.testing.assert_array_equal((As @ x).view(np.uint64), first.view(np.uint64))
-            time.sleep(0.05)
-            before = _core.pool_small_inline()
-            np.testing.assert_allclose(Al @ xl, large @ xl, rtol=1e-12, atol=1e-12)
-            assert _core.pool_small_inline() == before
+            for threads in (1, 2, 3):
+                ascend_linalg.set_num_threads(threads)
+                got[threads] = [(M.T if trans else M) @ np.linspace(-1, 1, M.shape[0]) for M in (small, large)]
     finally:
         ascend_linalg.set_num_threads(old)
+    for threads in (2, 3):
+        np.testing.assert_array_equal(got[threads][0].view(np.uint64), got[1][0].view(np.uint64))
+    if trans:
+        assert not np.array_equal(got[2][1], got[1][1])  # several blocks: partials added
+    np.testing.assert_allclose(got[2][1], got[1][1], rtol=1e-12, atol=1e-12)
 
 
 def test_pool_launches_from_many_threads():

@@ -67,3 +67,20 @@ def test_cpu_small_products_run_on_one_block():
     assert big["usedCoreNum"] == 8
     npu = _core.csymm_tiling(LEFT, UPPER, 64, 64, platform="ascend950")
     assert npu["usedCoreNum"] == npu["tilesM"] * npu["tilesN"] <= npu["platform"]["coreNum"]
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_spmv_cpu_small_products_run_on_one_block(trans):
+    # Under 2^18 rows + nonzeros (times vectors) a CPU product is one block
+    # whatever the thread count (waking a worker cost more than it saved in
+    # solver loops); at 2^18, several: up to 4 per thread non-transposed,
+    # one per thread transposed, at least 16384 rows + nonzeros each.
+    below = (1 << 18) - 1
+    for threads in (1, 2, 4):
+        assert _core.spmv_tiling(trans, 1000, 1000, below - 1000, threads=threads)["usedCoreNum"] == 1
+    at = _core.spmv_tiling(trans, 1000, 1000, (1 << 18) - 1000, threads=2)["usedCoreNum"]
+    assert at == (2 if trans else 8)
+    assert _core.spmv_tiling(trans, 1000, 1000, (1 << 17) - 1000, nvec=2, threads=2)["usedCoreNum"] > 1
+    assert _core.spmv_tiling(trans, 1000, 1000, (1 << 17) - 1000, nvec=1, threads=2)["usedCoreNum"] == 1
+    # the Ascend platform keeps one block per 16384 rows + nonzeros
+    assert _core.spmv_tiling(trans, 1000, 1000, 40_000, platform="ascend", threads=8)["usedCoreNum"] == 2

@@ -25,8 +25,6 @@ namespace {
 
 thread_local std::string tlsLastError;
 thread_local bool tlsInsideBlock = false;
-thread_local bool tlsSmallWork = false;  // CpuSmallWork
-std::atomic<uint64_t> gSmallInline{0};   // small launches run inline, the workers asleep
 
 uint32_t envThreads(const char* name) {
     const char* v = std::getenv(name);
@@ -77,14 +75,8 @@ public:
     }
     uint32_t size() const { return static_cast<uint32_t>(workers_.size()) + 1; }
 
-    // Returns false when busy (the caller then runs inline), or when the job
-    // is small and every worker is asleep (waking one costs more than it
-    // would take off the job: CpuSmallWork).
-    bool run(uint32_t n, void (*body)(uint32_t, void*), void* ctx, bool small) {
-        if (small && sleepers_.load() == workers_.size()) {
-            gSmallInline.fetch_add(1, std::memory_order_relaxed);
-            return false;
-        }
+    // Returns false when busy (the caller then runs inline).
+    bool run(uint32_t n, void (*body)(uint32_t, void*), void* ctx) {
         std::unique_lock<std::mutex> launch(launchMu_, std::try_to_lock);
         if (!launch.owns_lock()) return false;
         const uint64_t gen = ++launches_;
@@ -134,9 +126,7 @@ private:
             for (int spin = 0; g == seen && spin < 20000; ++spin) g = generation();
             if (g == seen) {
                 std::unique_lock<std::mutex> lk(mu_);
-                sleepers_.fetch_add(1);
                 cv_.wait(lk, [&] { return stop_ || generation() != seen; });
-                sleepers_.fetch_sub(1);
                 if (stop_) return;
                 g = generation();
             }
@@ -154,7 +144,6 @@ private:
     std::atomic<uint64_t> state_{0};
     std::atomic<uint32_t> n_{0};
     std::atomic<uint32_t> done_{0};
-    std::atomic<size_t> sleepers_{0};  // workers waiting on cv_ (a hint: read without mu_)
     std::atomic<void (*)(uint32_t, void*)> body_{nullptr};
     std::atomic<void*> ctx_{nullptr};
 };
@@ -210,14 +199,9 @@ void cpuShutdown() {
     }
 }  // `old` joins the workers here, outside the lock
 
-uint64_t cpuSmallInlineLaunches() { return gSmallInline.load(std::memory_order_relaxed); }
-
-CpuSmallWork::CpuSmallWork(bool small) : old_(tlsSmallWork) { tlsSmallWork = small; }
-CpuSmallWork::~CpuSmallWork() { tlsSmallWork = old_; }
-
 void parallelFor(uint32_t n, void (*body)(uint32_t, void*), void* ctx) {
     if (n == 0) return;
-    if (n == 1 || tlsInsideBlock || cpuNumThreads() == 1 || !pool()->run(n, body, ctx, tlsSmallWork)) {
+    if (n == 1 || tlsInsideBlock || cpuNumThreads() == 1 || !pool()->run(n, body, ctx)) {
         bool outer = tlsInsideBlock;
         tlsInsideBlock = true;
         for (uint32_t i = 0; i < n; ++i) body(i, ctx);

@@ -32,28 +32,6 @@ void cpuSetNumThreads(uint32_t n);
 // Join the workers (interpreter exit); a later launch starts them again.
 void cpuShutdown();
 
-// While one lives, this thread's launches are small when `small`: the pool
-// takes them only while a worker is still awake from an earlier launch
-// (spinning); with every worker asleep the calling thread runs all the blocks
-// itself. Waking a worker costs tens of microseconds on a shared machine, more
-// than a small product saves, and a solver calls such products between
-// stretches of other work, long enough for the workers to fall asleep. Which
-// thread runs a block never changes the result (the blocks are the same).
-class CpuSmallWork {
-public:
-    explicit CpuSmallWork(bool small);
-    ~CpuSmallWork();
-    CpuSmallWork(const CpuSmallWork&) = delete;
-    CpuSmallWork& operator=(const CpuSmallWork&) = delete;
-
-private:
-    bool old_;
-};
-
-// Launches run on the calling thread so far because they were small and
-// every worker was asleep (a count for the tests).
-uint64_t cpuSmallInlineLaunches();
-
 // Run body(i) for i in [0, n) on the pool; the caller's thread takes part.
 // Nested calls (from inside a block) run inline, so they never deadlock.
 void parallelFor(uint32_t n, void (*body)(uint32_t i, void* ctx), void* ctx);
