@@ -43,7 +43,7 @@ SpmvPlatform spmvPlatformCpu(uint32_t threads) {
     // At 300^2 (540k) two threads won (cg 133 -> 111 ms, OpenBLAS on one
     // thread). One block also gives a small product the same bits on any
     // number of threads.
-    return SpmvPlatform{std::max(threads, 1u), threads > 1 ? 4u : 1u, 16384, int64_t(1) << 18};
+    return SpmvPlatform{std::max(threads, 1u), threads > 1 ? 4u : 1u, 16384, kSpmvSmallWork};
 }
 
 SpmvPlatform spmvPlatformAscend(uint32_t cores) {

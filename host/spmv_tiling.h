@@ -54,6 +54,17 @@ enum SpmvPrefetchPlan : int32_t {
     SPMV_PF_ANY_SIZE = 4,   // prefetch the target in scattered blocks whatever its size
 };
 constexpr int32_t kSpmvPrefetchPlans = 8;  // plans are 0 .. kSpmvPrefetchPlans - 1
+// Rows + nonzeros (times vectors) under which a CPU product is one block
+// (spmvPlatformCpu) and its arrays are taken to be in cache: its kernels
+// issue no value/index stream prefetch and run short rows with the counted
+// loops, whatever the plan (spmvInCachePlan).
+constexpr int64_t kSpmvSmallWork = int64_t(1) << 18;
+// Not a plan: or-ed into the plan the kernels are handed for such a product.
+constexpr int32_t SPMV_PF_IN_CACHE = 8;
+inline int32_t spmvInCachePlan(const SpmvTilingData& t) {
+    const int64_t work = (t.rows + t.nnz) * (t.nvec > 1 ? t.nvec : 1);
+    return t.prefetchPlan | (work < kSpmvSmallWork ? SPMV_PF_IN_CACHE : 0);
+}
 // The fixed rule's bound: x (the bytes its gathers may touch) is prefetched
 // in scattered blocks past this size.
 constexpr int64_t kSpmvScatterPfMinBytes = int64_t(6) << 20;

@@ -177,6 +177,8 @@ def test_small_products_are_one_block_on_any_thread_count(trans):
         ascend_linalg.set_num_threads(old)
     for threads in (2, 3):
         np.testing.assert_array_equal(got[threads][0].view(np.uint64), got[1][0].view(np.uint64))
+    ref = (small.T if trans else small).toarray() @ np.linspace(-1, 1, 3000)  # the in-cache loops' sums
+    np.testing.assert_allclose(got[1][0], ref, rtol=1e-12, atol=1e-12)
     if trans:
         assert not np.array_equal(got[2][1], got[1][1])  # several blocks: partials added
     np.testing.assert_allclose(got[2][1], got[1][1], rtol=1e-12, atol=1e-12)

@@ -357,6 +357,7 @@ inline int planPrefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stri
                                                                         : kPfNone;
     if (pm == kPfScattered && (plan & SPMV_PF_NO_TARGET)) pm = kPfStream;
     if (pm == kPfStream && (plan & SPMV_PF_NO_STREAMS) && sc) pm = kPfNone;
+    if (pm == kPfStream && (plan & SPMV_PF_IN_CACHE)) pm = kPfNone;
     return pm;
 }
 

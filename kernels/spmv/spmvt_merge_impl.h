@@ -458,7 +458,7 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         const bool shortRows = s.k1 - s.k0 <= kScatterPfShortAvg * (s.r1 - s.r0 + 1);
         const int64_t pfMin = shortRows ? kScatterPfShortMinBytes : kScatterPfMinBytes;
         int bad;
-        const int pm = planPrefetchMode(idx, s.k0, s.k1, 1, partBytes, t.prefetchPlan, pfMin);
+        const int pm = planPrefetchMode(idx, s.k0, s.k1, 1, partBytes, spmvInCachePlan(t), pfMin);
         if (!direct && pm == kPfStream && ownsColumns<T>(t, nb) && !scattered(idx, s.k0, s.k1, 1)) {
             // (not scattered: a plan may stream a scattered block; such a
             // block keeps the partial whatever the plan, so every plan sums
