@@ -66,10 +66,15 @@ inline unsigned char* pageFlags(void* ws, const SpmvTilingData& t, int64_t b) {
 // One block, y := A^T x with alpha == 1, beta == 0, nvec == 1 and unit-stride
 // y: the block scatters straight into y (zeroed first, as the partial would
 // be) and the reduction has nothing to do. Same sums in the same order.
+// The plain product y := A^T x (one vector, alpha 1, beta 0, unit-stride
+// y), whose sums may go straight into y.
+template <class T>
+bool plainProduct(const SpmvTilingData& t) {
+    return t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 && isOne(fromBytes<T>(t.alpha));
+}
 template <class T>
 bool directY(const SpmvTilingData& t) {
-    return t.usedCoreNum == 1 && t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 &&
-           isOne(fromBytes<T>(t.alpha));
+    return t.usedCoreNum == 1 && plainProduct<T>(t);
 }
 // Several blocks, the same product: blocks may scatter their own columns
 // straight into y (OwnedColumns, below). The host runs the reduction with as
@@ -77,7 +82,7 @@ bool directY(const SpmvTilingData& t) {
 // at each page's flags, so it does not depend on that.
 template <class T>
 bool ownsColumns(const SpmvTilingData& t, uint32_t nb) {
-    return nb > 1 && t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 && isOne(fromBytes<T>(t.alpha));
+    return nb > 1 && plainProduct<T>(t);
 }
 
 // part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
