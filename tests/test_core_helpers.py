@@ -1,5 +1,5 @@
-"""The extension's helpers outside the two operations: `_core.stream_triad`,
-the bandwidth yardstick of benchmarks/bench_spmv.py."""
+"""The extension's helpers outside the two operations: `_core.stream_triad`
+and `_core.stream_pass`, the bandwidth yardsticks of benchmarks/bench_spmv.py."""
 import numpy as np
 import pytest
 
@@ -76,3 +76,102 @@ def test_stream_triad_rejects_bad_arguments(case, words):
     with pytest.raises(ValueError, match=words):
         _core.stream_triad(a, b, c, 3.0, blocks)
     np.testing.assert_array_equal(a, before)  # nothing written
+
+
+def _word_sum(a):
+    """stream_pass's checksum of one array: its little-endian 64-bit words
+    plus its trailing bytes, modulo 2^64."""
+    raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    whole = raw.size // 8 * 8
+    words = raw[:whole].view("<u8")
+    return (int(words.sum(dtype=np.uint64)) + int(raw[whole:].sum(dtype=np.uint64))) % (1 << 64)
+
+
+def _expected_out(nbytes):
+    words = nbytes // 8
+    return np.concatenate([np.arange(words, dtype="<u8").view(np.uint8), np.zeros(nbytes % 8, np.uint8)])
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 7, 64])
+@pytest.mark.parametrize("sizes", [(), (0,), (1,), (7, 0, 9), (33, 1024, 4099), (1 << 17, 13)])
+def test_stream_pass_reads_every_byte_and_writes_every_byte(sizes, blocks, rng):
+    # random bytes with the top bits set, so the sum wraps past 2^64
+    reads = [rng.integers(0, 256, n, dtype=np.uint8) | np.uint8(0x80) for n in sizes]
+    before = [r.copy() for r in reads]
+    for out_bytes in (0, 5, 8, 1001, 1 << 16):
+        out = np.full(out_bytes, 0xAB, np.uint8)
+        got = _core.stream_pass(reads, out, blocks)
+        assert got == sum(_word_sum(r) for r in reads) % (1 << 64)
+        np.testing.assert_array_equal(out, _expected_out(out_bytes))
+    for r, r0 in zip(reads, before):
+        np.testing.assert_array_equal(r, r0)
+
+
+def test_stream_pass_takes_any_dtype_and_shape(rng):
+    # the product's own arrays: float values, int32 indices, a 2-D float64 out
+    vals = rng.standard_normal(1001).astype(np.float32)
+    idx = rng.integers(-5, 5, 777).astype(np.int32)
+    x = np.array([np.nan, np.inf, -0.0, 1.5])
+    out = np.zeros((3, 5))
+    got = _core.stream_pass([vals, idx, x], out, 2)
+    assert got == (_word_sum(vals) + _word_sum(idx) + _word_sum(x)) % (1 << 64)
+    np.testing.assert_array_equal(out.reshape(-1).view("<u8"), np.arange(15, dtype="<u8"))
+
+
+def test_stream_pass_with_one_pool_thread(rng):
+    old = ascend_linalg.get_num_threads()
+    ascend_linalg.set_num_threads(1)
+    try:
+        a = rng.integers(0, 1 << 62, 5000, dtype=np.int64)
+        out = np.zeros(100, np.int64)
+        got = _core.stream_pass([a], out, 4)  # more blocks than threads
+    finally:
+        ascend_linalg.set_num_threads(old)
+    assert got == _word_sum(a)
+    np.testing.assert_array_equal(out, np.arange(100))
+
+
+@pytest.mark.parametrize("case, words", [
+    ("read strided", "read array 1 must be C-contiguous"),
+    ("read Fortran", "read array 0 must be C-contiguous"),
+    ("out strided", "out must be C-contiguous"),
+    ("out read-only", "writeable"),
+    ("out is a read", "share memory"),
+    ("out inside a read", "share memory"),
+    ("blocks 0", "blocks"),
+    ("blocks negative", "blocks"),
+    ("blocks huge", "blocks"),
+])
+def test_stream_pass_rejects_bad_arguments(case, words):
+    a, b = np.arange(64.0), np.arange(32, dtype=np.int32)
+    reads, out, blocks = [a, b], np.zeros(16), 2
+    if case == "read strided":
+        reads = [a, np.arange(64, dtype=np.int32)[::2]]
+    elif case == "read Fortran":
+        reads = [np.asfortranarray(np.ones((4, 3))), b]
+    elif case == "out strided":
+        out = np.zeros(32)[::2]
+    elif case == "out read-only":
+        out.setflags(write=False)
+    elif case == "out is a read":
+        out = a
+    elif case == "out inside a read":
+        out = a[10:20]
+    elif case == "blocks 0":
+        blocks = 0
+    elif case == "blocks negative":
+        blocks = -3
+    elif case == "blocks huge":
+        blocks = 1 << 40
+    before = out.copy()
+    reads_before = [r.copy() for r in reads]
+    with pytest.raises(ValueError, match=words):
+        _core.stream_pass(reads, out, blocks)
+    np.testing.assert_array_equal(out, before)  # nothing written
+    for r, r0 in zip(reads, reads_before):
+        np.testing.assert_array_equal(r, r0)
+
+
+def test_stream_pass_rejects_a_read_that_is_not_an_array():
+    with pytest.raises(TypeError):
+        _core.stream_pass([object()], np.zeros(4), 1)
