@@ -2,7 +2,10 @@
 against scipy's ``A @ x`` / ``A.T @ x`` on the same matrices, in one process,
 interleaved repetitions, medians (``_timing.interleaved``).
 
-``ours/scipy`` is the speed-up (scipy time / our time; > 1: ours is faster).
+``ours/scipy`` is the speed-up (scipy time / our time; > 1: ours is faster),
+the median over rounds of each round's own ratio (``_timing.paired_ratio``:
+a slowdown from another tenant that lasts longer than a round cancels out
+of it); the ms columns are each candidate's median.
 GB/s counts the bytes a single pass must move: values + indices + indptr + x
 (gathered, counted once) + y. The machine's STREAM-triad bandwidth is measured
 in the same run (``a = b + s*c`` over 3 x 64 MB, one compiled pass,
@@ -42,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import interleaved  # noqa: E402
+from _timing import interleaved, paired_ratio  # noqa: E402
 
 import ascend_linalg  # noqa: E402
 from ascend_linalg import _core  # noqa: E402
@@ -136,10 +139,10 @@ def half_lines(label, M, rng, repeats, row, nt):
                 with ascend_linalg.use_backend("cpu"):
                     return spmv((data, S.indices, S.indptr), xh, shape=S.shape, trans=trans)
             assert np.allclose(ours(), St @ x32, rtol=1e-3, atol=1e-3)
-            t = interleaved({"scipy": lambda St=St, x32=x32: St @ x32, "ours": ours,
-                             "stream": streaming(S, xh, trans, nt, data, np.float32)}, repeats=repeats)
-            row(label, np.dtype(hd).name, "T" if trans else "N", S.nnz, t,
-                (traffic(S, trans) - S.nnz * 2) / t["ours"] / 1e9)
+            row(label, np.dtype(hd).name, "T" if trans else "N", S.nnz,
+                {"scipy": lambda St=St, x32=x32: St @ x32, "ours": ours,
+                 "stream": streaming(S, xh, trans, nt, data, np.float32)},
+                repeats, traffic(S, trans) - S.nnz * 2)
 
 
 def main():
@@ -167,10 +170,14 @@ def main():
     print(f"{'matrix':<30}{'dtype':<9}{'op':<4}{'nnz':>10}{'scipy ms':>10}{'ours ms':>9}{'stream ms':>10}"
           f"{'ours/scipy':>11}{'roof':>6}{'ours/stream':>12}{'ours GB/s':>10}")
 
-    def row(label, dtype, op, nnz, t, gbs):
+    def row(label, dtype, op, nnz, candidates, reps, traffic_bytes):
+        # ms: medians; the ratios: medians of the rounds' own ratios
+        s = {}
+        t = interleaved(candidates, repeats=reps, samples=s)
         ts, to, tp = t["scipy"], t["ours"], t["stream"]
         print(f"{label:<30}{dtype:<9}{op:<4}{nnz:>10}{ts * 1e3:>10.2f}{to * 1e3:>9.2f}{tp * 1e3:>10.2f}"
-              f"{ts / to:>11.2f}{ts / tp:>6.2f}{to / tp:>12.2f}{gbs:>10.1f}", flush=True)
+              f"{paired_ratio(s, 'scipy', 'ours'):>11.2f}{paired_ratio(s, 'scipy', 'stream'):>6.2f}"
+              f"{paired_ratio(s, 'ours', 'stream'):>12.2f}{traffic_bytes / to / 1e9:>10.1f}", flush=True)
 
     for label, M in mats.items():
         for dtype in (np.float32, np.float64):
@@ -186,9 +193,9 @@ def main():
                     with ascend_linalg.use_backend("cpu"):
                         return At @ x
                 assert np.allclose(ours(), St @ x, rtol=1e-3, atol=1e-3)
-                t = interleaved({"scipy": lambda St=St, x=x: St @ x, "ours": ours,
-                                 "stream": streaming(S, x, trans, nt)}, repeats=repeats)
-                row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz, t, traffic(S, trans) / t["ours"] / 1e9)
+                row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz,
+                    {"scipy": lambda St=St, x=x: St @ x, "ours": ours, "stream": streaming(S, x, trans, nt)},
+                    repeats, traffic(S, trans))
         if label.startswith("random"):
             half_lines(label, M, rng, repeats, row, nt)
     # per-call overhead on a small matrix (in cache), both dtypes and ops
@@ -203,10 +210,9 @@ def main():
                 with ascend_linalg.use_backend("cpu"):
                     return At @ x
             assert np.allclose(small(), St @ x, rtol=1e-3, atol=1e-3)
-            t = interleaved({"scipy": lambda St=St, x=x: St @ x, "ours": small,
-                             "stream": streaming(S, x, trans, nt)}, repeats=15)
-            row("small poisson 112^2", np.dtype(dtype).name, "T" if trans else "N", S.nnz, t,
-                traffic(S, trans) / t["ours"] / 1e9)
+            row("small poisson 112^2", np.dtype(dtype).name, "T" if trans else "N", S.nnz,
+                {"scipy": lambda St=St, x=x: St @ x, "ours": small, "stream": streaming(S, x, trans, nt)},
+                15, traffic(S, trans))
     # the prefetch plans the host chose by timing (host/spmv_host.cpp): one
     # line per size class, matrices of one class share its plan
     print("prefetch plans (SpmvPrefetchPlan) chosen per size class:")
