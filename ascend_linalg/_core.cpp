@@ -28,6 +28,7 @@ using alpy::HeldRefs;
 using alpy::withoutGil;
 
 void addTestHooks(py::module_& m);  // _core_hooks.cpp
+void addYardsticks(py::module_& m);  // _core_yardsticks.cpp
 
 namespace {
 
@@ -519,122 +520,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("bits"),
         "float16 values (a C-contiguous uint16 view of their bits) as a new float32 array of the same "
         "shape, exactly (F16C where the CPU has it)");
-    m.def(
-        "stream_triad",
-        // a is the caller's array, written in place: taken as a plain array
-        // and checked, never converted (a converted copy would take the
-        // result and be dropped). b and c are only read: converted if need be.
-        [](py::array a, py::array_t<double, py::array::c_style | py::array::forcecast> b,
-           py::array_t<double, py::array::c_style | py::array::forcecast> c, double s, int64_t blocks) {
-            if (blocks < 1 || blocks > 1024) throw py::value_error("stream_triad: blocks must be in [1, 1024]");
-            if (!a.dtype().is(py::dtype::of<double>()) || !(a.flags() & py::array::c_style))
-                throw py::value_error("stream_triad: a must be a C-contiguous float64 array");
-            if (!a.writeable()) throw py::value_error("stream_triad: a must be writeable");
-            if (a.ndim() != 1 || b.ndim() != 1 || c.ndim() != 1)
-                throw py::value_error("stream_triad: a, b and c must be 1-D");
-            if (b.shape(0) != a.shape(0) || c.shape(0) != a.shape(0))
-                throw py::value_error("stream_triad: a, b and c must have the same length");
-            struct Ctx {
-                double* a;
-                const double *b, *c;
-                double s;
-                int64_t n;
-                uint32_t blocks;
-            } ctx{static_cast<double*>(a.mutable_data()), b.data(), c.data(), s, static_cast<int64_t>(a.shape(0)),
-                  static_cast<uint32_t>(blocks)};
-            withoutGil([&] {
-                al::parallelFor(blocks, [](uint32_t i, void* p) {
-                    auto* x = static_cast<Ctx*>(p);
-                    const int64_t lo = x->n * i / x->blocks, hi = x->n * (i + 1) / x->blocks;
-                    for (int64_t k = lo; k < hi; ++k) x->a[k] = x->b[k] + x->s * x->c[k];
-                }, &ctx);
-            });
-        },
-        py::arg("a"), py::arg("b"), py::arg("c"), py::arg("s"), py::arg("blocks"),
-        "STREAM's triad a[i] = b[i] + s*c[i] (float64, 1-D, C-contiguous a) in one pass, split into "
-        "`blocks` contiguous pieces on the CPU device's thread pool: the bandwidth yardstick of "
-        "benchmarks/bench_spmv.py");
-    m.def(
-        "stream_pass",
-        // The arrays' bytes are only read (any dtype: a buffer of bytes);
-        // out is the caller's array, written in place, so it is checked, never
-        // converted.
-        [](const std::vector<py::array>& reads, py::array out, int64_t blocks) {
-            if (blocks < 1 || blocks > 1024) throw py::value_error("stream_pass: blocks must be in [1, 1024]");
-            struct Span {
-                const unsigned char* p;
-                int64_t n;
-            };
-            std::vector<Span> spans;
-            for (size_t i = 0; i < reads.size(); ++i) {
-                if (!(reads[i].flags() & py::array::c_style))
-                    throw py::value_error("stream_pass: read array " + std::to_string(i) + " must be C-contiguous");
-                spans.push_back({static_cast<const unsigned char*>(reads[i].data()), static_cast<int64_t>(reads[i].nbytes())});
-            }
-            if (!(out.flags() & py::array::c_style)) throw py::value_error("stream_pass: out must be C-contiguous");
-            if (!out.writeable()) throw py::value_error("stream_pass: out must be writeable");
-            for (const py::array& r : reads)
-                if (out.nbytes() > 0 && r.nbytes() > 0 && py::module_::import("numpy").attr("may_share_memory")(out, r).cast<bool>())
-                    throw py::value_error("stream_pass: out must not share memory with a read array");
-            struct Ctx {
-                const Span* spans;
-                size_t count;
-                unsigned char* out;
-                int64_t outBytes;
-                uint32_t blocks;
-                std::vector<uint64_t> sums;
-            } ctx{spans.data(), spans.size(), static_cast<unsigned char*>(out.mutable_data()),
-                  static_cast<int64_t>(out.nbytes()), static_cast<uint32_t>(blocks),
-                  std::vector<uint64_t>(static_cast<size_t>(blocks), 0)};
-            withoutGil([&] {
-                al::parallelFor(ctx.blocks, [](uint32_t b, void* p) {
-                    auto* c = static_cast<Ctx*>(p);
-                    auto share = [&](int64_t words, int64_t* lo, int64_t* hi) {
-                        *lo = words * b / c->blocks;
-                        *hi = words * (b + 1) / c->blocks;
-                    };
-                    const bool last = b + 1 == c->blocks;
-                    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-                    for (size_t i = 0; i < c->count; ++i) {
-                        const unsigned char* src = c->spans[i].p;
-                        const int64_t n = c->spans[i].n, words = n / 8;
-                        int64_t lo, hi;
-                        share(words, &lo, &hi);
-                        int64_t k = lo;
-                        for (; k + 4 <= hi; k += 4) {  // four sums: a loop the compiler vectorises
-                            uint64_t w[4];
-                            std::memcpy(w, src + 8 * k, sizeof w);
-                            s0 += w[0], s1 += w[1], s2 += w[2], s3 += w[3];
-                        }
-                        for (; k < hi; ++k) {
-                            uint64_t w;
-                            std::memcpy(&w, src + 8 * k, sizeof w);
-                            s0 += w;
-                        }
-                        if (last)
-                            for (int64_t j = 8 * words; j < n; ++j) s0 += src[j];
-                    }
-                    c->sums[b] = s0 + s1 + s2 + s3;
-                    const int64_t words = c->outBytes / 8;
-                    int64_t lo, hi;
-                    share(words, &lo, &hi);
-                    for (int64_t k = lo; k < hi; ++k) {  // word k := k (not a memset)
-                        const uint64_t w = static_cast<uint64_t>(k);
-                        std::memcpy(c->out + 8 * k, &w, sizeof w);
-                    }
-                    if (last) std::memset(c->out + 8 * words, 0, static_cast<size_t>(c->outBytes - 8 * words));
-                }, &ctx);
-            });
-            uint64_t sum = 0;
-            for (uint64_t s : ctx.sums) sum += s;
-            return sum;
-        },
-        py::arg("reads"), py::arg("out"), py::arg("blocks"),
-        "One compiled pass that reads every byte of each array in `reads` and writes every byte of `out`, "
-        "split into `blocks` contiguous pieces on the CPU device's thread pool: the streaming roof of a "
-        "product that must move those bytes (benchmarks/bench_spmv.py). Returns the sum, modulo 2^64, of "
-        "each array's little-endian 64-bit words plus its trailing bytes; out's word k becomes k and its "
-        "trailing bytes 0.");
+    addYardsticks(m);
     m.def("widen_f16_isa", [] { return std::string(al::spmvWidenF16Isa()); },
           "The build widen_f16 runs: avx2+fma (F16C) or baseline");
     addTestHooks(m);
