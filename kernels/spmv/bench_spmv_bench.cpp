@@ -180,6 +180,11 @@ void runBench(const char* only) {
         benchOne<float>("poisson2d", a, AL_R_32F, h);
         benchOne<double>("poisson2d", a, AL_R_64F, h);
     }
+    if (wanted(only, "mid300")) {   // 300 x 300 grid, 449k nonzeros: two blocks, in the last-level cache
+        const Csr a = poisson(300);
+        benchOne<float>("mid300", a, AL_R_32F, h);
+        benchOne<double>("mid300", a, AL_R_64F, h);
+    }
     if (wanted(only, "small112")) {   // 112 x 112 grid, 62k nonzeros: per-call cost, in cache
         const Csr a = poisson(112);
         benchOne<float>("small112", a, AL_R_32F, h);
