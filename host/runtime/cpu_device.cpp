@@ -10,7 +10,6 @@
 #include <sched.h>
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -119,39 +118,12 @@ private:
         tlsInsideBlock = outer;
     }
     uint64_t generation() const { return state_.load() >> 32; }
-    // Watches for a generation other than seen for up to kSpin, yielding
-    // the core every 64 reads (to any other thread that wants it: OpenBLAS's
-    // workers, another process); returns the last generation read. A worker
-    // that has gone to sleep joins a launch late: about 60-80 us on this
-    // 2-vCPU host (a 300^2 Poisson A x, 0.2 ms on two threads, took 0.3 ms
-    // when called 100 us or more after the last one). A solver's products
-    // are 0.1-0.3 ms apart on such matrices (its vector work in between),
-    // which a spin of 20000 reads (about 10 us) did not cover. scipy's cg,
-    // 300 iterations on 300^2 Poisson, OPENBLAS_NUM_THREADS=1, 2 threads,
-    // ms: 92.1-93.2 spinning 10-50 us, 82.7-86.4 spinning 200 us (scipy
-    // 113-117; lsqr 103.0-106.1 -> 100.0-101.8, scipy 134-141). Products
-    // under kSpmvSmallWork run on the caller and never wake the workers.
-    static constexpr auto kSpin = std::chrono::microseconds(200);
-    uint64_t waitSpinning(uint64_t seen) const {
-        const auto end = std::chrono::steady_clock::now() + kSpin;
-        uint64_t g = generation();
-        for (uint32_t i = 1; g == seen; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-            g = generation();
-            if (i % 64 == 0) {
-                if (std::chrono::steady_clock::now() >= end) break;
-                std::this_thread::yield();
-            }
-        }
-        return g;
-    }
     void work() {
         uint64_t seen = 0;
         for (;;) {
-            // Spin for the next launch, then sleep.
-            uint64_t g = waitSpinning(seen);
+            // Spin a little for back-to-back launches, then sleep.
+            uint64_t g = generation();
+            for (int spin = 0; g == seen && spin < 20000; ++spin) g = generation();
             if (g == seen) {
                 std::unique_lock<std::mutex> lk(mu_);
                 cv_.wait(lk, [&] { return stop_ || generation() != seen; });
