@@ -351,16 +351,20 @@ template <class I>
 inline int planPrefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stride, int64_t targetBytes,
                             int32_t plan, int64_t minBytes = kScatterPfMinBytes) {
     if (plan == 0) return prefetchMode(idx, kLo, kHi, stride, targetBytes, minBytes);
-    // The sampling (scattered) only where its answer can change the mode: a
-    // small product's plan (in cache, a small target) never asks, and it was
-    // 3% of a 112^2 Poisson A x (perf samples).
-    const bool mayScatter = targetBytes > minBytes || (plan & SPMV_PF_ANY_SIZE);
-    const bool sc = mayScatter && scattered(idx, kLo, kHi, stride);
-    int pm = sc ? kPfScattered : kHi - kLo >= kStreamMinNnz ? kPfStream : kPfNone;
+    // The sampling only where its answer can change the mode, at most once:
+    // a small product's plan (in cache, a small target) never asks, and it
+    // was 3% of a 112^2 Poisson A x (perf samples).
+    int sampled = -1;
+    auto isScattered = [&] {
+        if (sampled < 0) sampled = scattered(idx, kLo, kHi, stride);
+        return sampled == 1;
+    };
+    int pm = (targetBytes > minBytes || (plan & SPMV_PF_ANY_SIZE)) && isScattered() ? kPfScattered
+             : kHi - kLo >= kStreamMinNnz                                           ? kPfStream
+                                                                                    : kPfNone;
     if (pm == kPfScattered && (plan & SPMV_PF_NO_TARGET)) pm = kPfStream;
     if (pm == kPfStream && (plan & SPMV_PF_IN_CACHE)) pm = kPfNone;
-    if (pm == kPfStream && (plan & SPMV_PF_NO_STREAMS) && (sc || (!mayScatter && scattered(idx, kLo, kHi, stride))))
-        pm = kPfNone;
+    if (pm == kPfStream && (plan & SPMV_PF_NO_STREAMS) && isScattered()) pm = kPfNone;
     return pm;
 }
 
