@@ -41,8 +41,9 @@ ITERS = {"cg": 300, "gmres": 100, "lsqr": 150}
 
 
 def run(solver, M, rhs, threads=None):
-    """One solver run of ITERS[solver] iterations; returns the products'
-    count as the solver reports it (its own check that the work matched)."""
+    """One solver run of ITERS[solver] iterations; returns the iteration
+    count as the solver reports it (lsqr's itn; cg's and gmres's info), so
+    the caller can check both sides did the same work."""
     if threads is not None:
         ascend_linalg.set_num_threads(threads)
     n = ITERS[solver]
