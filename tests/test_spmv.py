@@ -384,6 +384,93 @@ def test_short_rows_give_scipys_bits(rng, dtype, layout):
     np.testing.assert_array_equal(y, S @ x)
 
 
+def _row_runs(rng, nrows, ncols, dtype, index_dtype, near):
+    # Runs of 1-60 rows of one length each, lengths 0-17 (the kernels' run
+    # loops take 1-16, one past that goes row by row); columns anywhere
+    # (duplicates and unsorted included), or within 20 of the diagonal, which
+    # the kernels judge streaming (not scattered).
+    lengths = []
+    while len(lengths) < nrows:
+        lengths += [int(rng.integers(0, 18))] * int(rng.integers(1, 61))
+    lengths = np.array(lengths[:nrows])
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(index_dtype)
+    if near:
+        rows = np.repeat(np.arange(nrows), lengths)
+        cols = np.clip(rows * ncols // nrows + rng.integers(-20, 21, indptr[-1]), 0, ncols - 1)
+    else:
+        cols = rng.integers(0, ncols, indptr[-1])
+    S = sp.csr_matrix((values(rng, indptr[-1], dtype), cols, indptr), shape=(nrows, ncols))
+    S.indices, S.indptr = S.indices.astype(index_dtype), S.indptr.astype(index_dtype)  # scipy takes int32
+    return S
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", ["cache", "stream"])
+def test_row_runs_give_scipys_bits(rng, dtype, index_dtype, size):
+    # Rows in runs of one length go through the run loops (the products of a
+    # chunk whose rows mostly repeat the length before them): in cache for
+    # both dtypes, A x and A^T x; float32 A x in streaming blocks too. Same
+    # bits as scipy's sparsetools, Inf and NaN in x included, except where
+    # several blocks split a row (summed in parts, docs/guarantees.md): at
+    # most one row per block boundary.
+    if size == "cache":  # one block: A^T x too sums in scipy's order
+        S = _row_runs(rng, 3000, 2500, dtype, index_dtype, near=False)
+    else:  # A x's blocks (8 on two threads) over 2^16 nonzeros each: streaming
+        S = _row_runs(rng, 100_000, 100_000, dtype, index_dtype, near=True)
+    A = asp.csr_matrix(S)
+    assert A.indices.dtype == index_dtype and np.diff(S.indptr).max() == 17
+    x, xt = values(rng, S.shape[1], dtype), values(rng, S.shape[0], dtype)
+    x[[3, 50, 700]] = [np.inf, -np.inf, np.nan]
+    xt[[5, 60, 800]] = [np.inf, np.nan, -np.inf]
+    old = ascend_linalg.get_num_threads()
+    ascend_linalg.set_num_threads(2)
+    try:
+        with ascend_linalg.use_backend("cpu"):
+            y, want = A @ x, S @ x
+            if size == "cache":
+                np.testing.assert_array_equal(y, want)
+                np.testing.assert_array_equal(A.T @ xt, S.T @ xt)
+            else:
+                rtol = 1e-5 if dtype == np.float32 else 1e-12
+                np.testing.assert_allclose(y, want, rtol=rtol)
+                assert np.count_nonzero((y != want) & ~(np.isnan(y) & np.isnan(want))) <= 64
+                np.testing.assert_allclose(A.T @ xt, S.T @ xt, rtol=rtol)
+    finally:
+        ascend_linalg.set_num_threads(old)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype,grid", [(np.float32, 112), (np.float64, 112), (np.float32, 300)])
+@pytest.mark.parametrize("bad", [-1, "ncols"])
+def test_bad_index_in_row_runs(dtype, grid, index_dtype, bad):
+    # A stencil's rows run through the run loops (in cache; float32 also in
+    # streaming blocks, the 300^2 grid on two threads): a bad index at the
+    # start, inside or at the end of the nonzeros is found before x is read
+    # there, in A x and A^T x.
+    A = asp.csr_matrix(_stencil(grid, 2).astype(dtype))
+    A.indices = A.indices.astype(index_dtype)
+    A.indptr = A.indptr.astype(index_dtype)
+    n = A.shape[0]
+    x = np.ones(n, dtype=dtype)
+    old = ascend_linalg.get_num_threads()
+    ascend_linalg.set_num_threads(2)
+    try:
+        with ascend_linalg.use_backend("cpu"):
+            want = A @ x
+            for pos in (0, A.nnz // 3, A.nnz - 1):
+                keep = A.indices[pos]
+                A.indices[pos] = n if bad == "ncols" else bad
+                with pytest.raises(ValueError, match="malformed"):
+                    A @ x
+                with pytest.raises(ValueError, match="malformed"):
+                    _transposed_product(A, x)
+                A.indices[pos] = keep
+            np.testing.assert_array_equal(A @ x, want)
+    finally:
+        ascend_linalg.set_num_threads(old)
+
+
 def _stencil(g, dims):
     one = sp.identity(g, format="csr")
     d = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))

@@ -135,6 +135,53 @@ __attribute__((always_inline)) inline void unrolledScatter(const V* val, const I
 #undef AL_SPMVT_TERM
 }
 
+// scatterRow over runs of rows of one length, as runRows does for A x
+// (spmv_merge_common.h): rows of exactly L nonzeros unrolled, for as long
+// as the next row has L too; other rows by scatterRow. The same products
+// and sums in the same order. In-cache chunks of float32/float64 values
+// whose rows mostly continue a run (mostlyRuns) only. 112^2 Poisson, one
+// thread, C++ harness, scipy's loop / ours, medians of 10 alternating runs:
+// float32 1.27 -> 1.34, float64 0.78 -> 1.06.
+template <class T, class V>
+constexpr bool kRunScatter = std::is_same_v<T, V> && (std::is_same_v<T, float> || std::is_same_v<T, double>);
+template <int L, class T, class I>
+__attribute__((always_inline)) inline int64_t fixedScatterRun(const I* indptr, const I* idx, const T* val, const T* x,
+                                                              int64_t xs, T* part, int64_t r, int64_t re, int64_t a) {
+    do {
+        const T xr = x[r * xs];
+#pragma GCC unroll 16
+        for (int j = 0; j < L; ++j) {
+            const uint64_t c = static_cast<UIndex<I>>(idx[a + j]);
+            T p = val[a + j] * xr;
+            keepScalar(p);
+            part[c] = part[c] + p;
+        }
+        a += L;
+        ++r;
+    } while (r < re && static_cast<int64_t>(indptr[r + 1]) == a + L);
+    return r;
+}
+template <class T, class I>
+inline void runScatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part, int64_t r,
+                           int64_t re, int64_t a) {
+    while (r < re) {
+        const int64_t n = static_cast<int64_t>(indptr[r + 1]);
+        switch (n - a) {
+#define AL_SPMVT_RUN(l)                                                       \
+    case l:                                                                   \
+        r = fixedScatterRun<l>(indptr, idx, val, x, xs, part, r, re, a);      \
+        a = static_cast<int64_t>(indptr[r]);                                  \
+        continue;
+            AL_SPMV_RUN_LENGTHS(AL_SPMVT_RUN)
+#undef AL_SPMVT_RUN
+            default: break;
+        }
+        scatterRow(val, idx, a, n, x[r * xs], part);
+        a = n;
+        ++r;
+    }
+}
+
 // A block's page flags: bit kPagePartial, its partial's page is zeroed (and
 // holds sums); bit kPageOwnY, y's page is one of the block's own columns,
 // zeroed and summed into directly (OwnedColumns).
@@ -348,6 +395,12 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         // 17.4-18.0 (2 threads, 3 alternating runs).
         while (chk < ce)
             if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return -1;
+        if constexpr (kRunScatter<T, V>) {
+            if (mostlyRuns(indptr, r, re)) {
+                runScatterRows(indptr, idx, val, x, xs, part, r, re, a);
+                return 1;
+            }
+        }
         for (; r < re; ++r) {
             const int64_t e = static_cast<int64_t>(indptr[r + 1]);
             scatterRow(val, idx, a, e, x[r * xs], part);
