@@ -22,15 +22,22 @@
 namespace {
 
 
-// shape: 0 random, 1 empty rows + one huge row, 2 all empty, 3 duplicates+unsorted.
+// shape: 0 random, 1 empty rows + one huge row, 2 all empty, 3 duplicates+unsorted,
+// 4 runs of 1-60 rows of one length 0-17 (the kernels' run loops).
 Csr makeCsr(int64_t rows, int64_t cols, int shape, int itype, int vtype, bool special) {
     Csr a;
     a.rows = rows; a.cols = cols; a.itype = itype; a.vtype = vtype;
     a.ptr.assign(size_t(rows + 1), 0);
+    int64_t runLen = 0, runLeft = 0;
     for (int64_t r = 0; r < rows; ++r) {
         int64_t len = 0;
         if (cols > 0) {
-            if (shape == 0) len = int64_t(rng() % 9);
+            if (shape == 4 && runLeft-- == 0) {
+                runLen = int64_t(rng() % 18);
+                runLeft = int64_t(rng() % 60);
+            }
+            if (shape == 4) len = runLen;
+            else if (shape == 0) len = int64_t(rng() % 9);
             else if (shape == 1) len = (r == rows / 2) ? 3000 + int64_t(rng() % 2000) : (rng() % 4 == 0 ? int64_t(rng() % 5) : 0);
             else if (shape == 3) len = int64_t(rng() % 40);
         }
@@ -100,12 +107,14 @@ bool close(double ref, double got, double tol) {
     return std::fabs(ref - got) <= tol;
 }
 
-void checkCase(const Csr& a, int trans, int64_t nvec, bool colMajorX, const char* what) {
+// unitX: x's rows without the gap (nvec == 1: unit stride, the plain
+// product's own loops, e.g. the run loops).
+void checkCase(const Csr& a, int trans, int64_t nvec, bool colMajorX, const char* what, bool unitX = false) {
     const int t = a.vtype;
     const int64_t xl = trans ? a.rows : a.cols, yl = trans ? a.cols : a.rows;
     const size_t vb = vbytes(t);
     // X/Y: element (i, v) at i*rs + v*cs, with a gap of 1 in the row-major case.
-    int64_t xrs = colMajorX ? 1 : nvec + 1, xcs = colMajorX ? std::max<int64_t>(xl, 1) : 1;
+    int64_t xrs = colMajorX ? 1 : nvec + (unitX ? 0 : 1), xcs = colMajorX ? std::max<int64_t>(xl, 1) : 1;
     int64_t yrs = colMajorX ? nvec : 1, ycs = colMajorX ? 1 : std::max<int64_t>(yl, 1);
     std::vector<unsigned char> x(size_t(std::max<int64_t>(xl, 1) * (nvec + 1)) * vb + 16, 0);
     std::vector<unsigned char> y0(size_t(std::max<int64_t>(yl, 1) * (nvec + 1)) * vb + 16, 0);
@@ -165,11 +174,11 @@ void checkCase(const Csr& a, int trans, int64_t nvec, bool colMajorX, const char
 }
 
 void checkMalformed(int itype, int vtype) {
-    for (int kind = 0; kind < 6; ++kind) {
-        Csr a = makeCsr(300, 50, 0, itype, vtype, false);
+    for (int kind = 0; kind < 12; ++kind) {
+        Csr a = makeCsr(300, 50, kind < 6 ? 0 : 4, itype, vtype, false);
         if (a.nnz < 10) continue;
         const int64_t k = a.nnz / 2;
-        switch (kind) {
+        switch (kind % 6) {
             case 0: a.idx[size_t(k)] = -1; break;
             case 1: a.idx[size_t(k)] = a.cols; break;
             case 2: a.idx[size_t(k)] = itype == AL_INDEX_64I ? (int64_t(1) << 40) : INT32_MAX; break;
@@ -238,7 +247,7 @@ void runChecks() {
     struct Shape { int64_t r, c; int s; const char* name; };
     const Shape shapes[] = {{200, 150, 0, "random"}, {3000, 6000, 1, "empty rows + huge row"}, {50, 40, 2, "all empty"},
                             {0, 30, 0, "0 x n"}, {30, 0, 0, "n x 0"}, {120, 60, 3, "duplicates/unsorted"},
-                            {1, 20000, 1, "single huge row"}};
+                            {1, 20000, 1, "single huge row"}, {3000, 500, 4, "runs of one row length"}};
     for (int t : types)
         for (int it : {AL_INDEX_32I, AL_INDEX_64I})
             for (const Shape& s : shapes) {
@@ -257,6 +266,7 @@ void runChecks() {
                         for (bool cm : {false, true}) {
                             if (nvec == 1 && cm) continue;
                             checkCase(a, trans, nvec, cm, s.name);
+                            if (nvec == 1) checkCase(a, trans, nvec, cm, s.name, true);
                         }
             }
     for (int it : {AL_INDEX_32I, AL_INDEX_64I})
