@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "spmv_kernel_merge.h"
-#include "spmv_merge_common.h"
+#include "spmv_merge_mv.h"
 
 namespace al {
 namespace spmvm {
