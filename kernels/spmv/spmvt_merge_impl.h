@@ -415,6 +415,12 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         // the host may pick another plan by timing (SpmvPrefetchPlan): on
         // the seventeenth session's host, partials of 4 MB in all paid for
         // their prefetch (docs/performance.md).
+        // Tried for scattered blocks, not kept: a column split (each of 2
+        // blocks walks the whole matrix and sums only its half of y's
+        // columns, through a branch-free filter buffer). Random 1e6 x 1e6
+        // with 1e7 nonzeros, 2 threads, ms: float32 29-30 against 12-14,
+        // float64 38-44 against 31-37; the filter alone cost more than this
+        // path (docs/performance.md, twenty-first session).
         const int64_t partBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 40)) *
                                   static_cast<int64_t>(sizeof(T)) * static_cast<int64_t>(nb);
         const bool shortRows = s.k1 - s.k0 <= kScatterPfShortAvg * (s.r1 - s.r0 + 1);
