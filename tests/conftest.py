@@ -31,6 +31,14 @@ def dispatch():
 
 
 @pytest.fixture
+def threads():
+    """``ascend_linalg.set_num_threads``; the thread count is restored after the test."""
+    before = ascend_linalg.get_num_threads()
+    yield ascend_linalg.set_num_threads
+    ascend_linalg.set_num_threads(before)
+
+
+@pytest.fixture
 def rng():
     """A fresh, seeded generator per test, so that every test is reproducible alone."""
     return np.random.default_rng(1234)

@@ -407,7 +407,7 @@ def _row_runs(rng, nrows, ncols, dtype, index_dtype, near):
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", ["cache", "stream"])
-def test_row_runs_give_scipys_bits(rng, dtype, index_dtype, size):
+def test_row_runs_give_scipys_bits(rng, threads, dtype, index_dtype, size):
     # Rows in runs of one length go through the run loops (the products of a
     # chunk whose rows mostly repeat the length before them): in cache for
     # both dtypes, A x and A^T x; float32 A x in streaming blocks too. Same
@@ -423,27 +423,23 @@ def test_row_runs_give_scipys_bits(rng, dtype, index_dtype, size):
     x, xt = values(rng, S.shape[1], dtype), values(rng, S.shape[0], dtype)
     x[[3, 50, 700]] = [np.inf, -np.inf, np.nan]
     xt[[5, 60, 800]] = [np.inf, np.nan, -np.inf]
-    old = ascend_linalg.get_num_threads()
-    ascend_linalg.set_num_threads(2)
-    try:
-        with ascend_linalg.use_backend("cpu"):
-            y, want = A @ x, S @ x
-            if size == "cache":
-                np.testing.assert_array_equal(y, want)
-                np.testing.assert_array_equal(A.T @ xt, S.T @ xt)
-            else:
-                rtol = 1e-5 if dtype == np.float32 else 1e-12
-                np.testing.assert_allclose(y, want, rtol=rtol)
-                assert np.count_nonzero((y != want) & ~(np.isnan(y) & np.isnan(want))) <= 64
-                np.testing.assert_allclose(A.T @ xt, S.T @ xt, rtol=rtol)
-    finally:
-        ascend_linalg.set_num_threads(old)
+    threads(2)
+    with ascend_linalg.use_backend("cpu"):
+        y, want = A @ x, S @ x
+        if size == "cache":
+            np.testing.assert_array_equal(y, want)
+            np.testing.assert_array_equal(A.T @ xt, S.T @ xt)
+        else:
+            rtol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(y, want, rtol=rtol)
+            assert np.count_nonzero((y != want) & ~(np.isnan(y) & np.isnan(want))) <= 64
+            np.testing.assert_allclose(A.T @ xt, S.T @ xt, rtol=rtol)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("dtype,grid", [(np.float32, 112), (np.float64, 112), (np.float32, 300)])
 @pytest.mark.parametrize("bad", [-1, "ncols"])
-def test_bad_index_in_row_runs(dtype, grid, index_dtype, bad):
+def test_bad_index_in_row_runs(threads, dtype, grid, index_dtype, bad):
     # A stencil's rows run through the run loops (in cache; float32 also in
     # streaming blocks, the 300^2 grid on two threads): a bad index at the
     # start, inside or at the end of the nonzeros is found before x is read
@@ -453,22 +449,18 @@ def test_bad_index_in_row_runs(dtype, grid, index_dtype, bad):
     A.indptr = A.indptr.astype(index_dtype)
     n = A.shape[0]
     x = np.ones(n, dtype=dtype)
-    old = ascend_linalg.get_num_threads()
-    ascend_linalg.set_num_threads(2)
-    try:
-        with ascend_linalg.use_backend("cpu"):
-            want = A @ x
-            for pos in (0, A.nnz // 3, A.nnz - 1):
-                keep = A.indices[pos]
-                A.indices[pos] = n if bad == "ncols" else bad
-                with pytest.raises(ValueError, match="malformed"):
-                    A @ x
-                with pytest.raises(ValueError, match="malformed"):
-                    _transposed_product(A, x)
-                A.indices[pos] = keep
-            np.testing.assert_array_equal(A @ x, want)
-    finally:
-        ascend_linalg.set_num_threads(old)
+    threads(2)
+    with ascend_linalg.use_backend("cpu"):
+        want = A @ x
+        for pos in (0, A.nnz // 3, A.nnz - 1):
+            keep = A.indices[pos]
+            A.indices[pos] = n if bad == "ncols" else bad
+            with pytest.raises(ValueError, match="malformed"):
+                A @ x
+            with pytest.raises(ValueError, match="malformed"):
+                _transposed_product(A, x)
+            A.indices[pos] = keep
+        np.testing.assert_array_equal(A @ x, want)
 
 
 def _stencil(g, dims):

@@ -123,13 +123,6 @@ def test_y_with_odd_stride_on_a_length_one_axis():
     np.testing.assert_array_equal(base, A.toarray().sum(axis=1))
 
 
-@pytest.fixture
-def threads():
-    old = ascend_linalg.get_num_threads()
-    yield ascend_linalg.set_num_threads
-    ascend_linalg.set_num_threads(old)
-
-
 def _square(rng, n, per_row, dtype):
     rows = np.repeat(np.arange(n), per_row)
     cols = rng.integers(0, n, n * per_row)

@@ -19,14 +19,6 @@ NVECS = [2, 3, 7, 8, 9, 16, 17]
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64]
 
 
-@pytest.fixture
-def threads():
-    """Restores the thread count a test sets."""
-    before = ascend_linalg.get_num_threads()
-    yield ascend_linalg.set_num_threads
-    ascend_linalg.set_num_threads(before)
-
-
 def values(rng, shape, dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "i":
