@@ -156,4 +156,19 @@ void addTestHooks(py::module_& m) {
         py::arg("plan"),
         "Every CPU one-vector SpMV call (A x and A^T x) uses this prefetch plan (0-7, SpmvPrefetchPlan "
         "bits), or -1: chosen by timing");
+    m.def(
+        "spmv_bin_force",
+        [](int mode, int64_t chunk_entries) {
+            if (mode < -1 || mode > 1)
+                throw py::value_error("bin mode must be -1 (by size), 0 (never) or 1 (always), got " +
+                                      std::to_string(mode));
+            if (chunk_entries < 0)
+                throw py::value_error("chunk_entries must be >= 0, got " + std::to_string(chunk_entries));
+            al::spmvBinForce(mode, chunk_entries);
+        },
+        py::arg("mode"), py::arg("chunk_entries") = 0,
+        "The binned A^T x on the CPU device: 1 whenever it applies (one unit-stride vector, alpha 1, "
+        "beta 0), 0 never, -1 past its size bound with scattered indices (default); chunk_entries > 0 "
+        "sets the pool entries per chunk of the matrix (0: the rule)");
+    m.def("spmv_bin_calls", [] { return al::spmvBinCalls(); }, "A^T x products run binned so far");
 }

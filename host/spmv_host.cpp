@@ -31,6 +31,30 @@ const KernelDesc kSpmvTKernel{"spmvt_merge", spmvt_kernel_merge_cpu};
 const KernelDesc kSpmvTReduce{"spmvt_reduce_merge", spmvt_reduce_merge_cpu};
 // CPU device only (launched where dev.kind() is AL_DEVICE_CPU): no Ascend C entry.
 const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-only
+const KernelDesc kSpmvTBin{"spmvt_bin", spmvt_bin_cpu};        // cpu-only
+const KernelDesc kSpmvTDrain{"spmvt_drain", spmvt_drain_cpu};  // cpu-only
+
+// The binned transposed product (kernels/spmv/spmvt_bins.h) on the CPU, for
+// y := A^T x (alpha 1, beta 0, one unit-stride vector) of a scattered
+// matrix whose blocks' partials together pass kSpmvBinMinBytes. There the
+// partial-sum kernel's random updates miss the last-level cache (32 MB here,
+// shared with the matrix's stream); binning turns them into sequential
+// traffic. Random n x n matrices, 10 nonzeros a row, 2 threads, standalone
+// C++ (the partial kernel's loop against the binned one, medians of 11), ms:
+//   float64 n = 1e6 (partials 16 MB): 17.2-19.6 / 25.7-39.4 (binning loses);
+//   1.5e6 (24 MB): 48.4 / 39.3; 2e6 (32 MB): 81.4 / 52.0; 4e6: 210 / 110;
+//   float32 n = 2e6 (16 MB): 28.5 / 44.6 (loses); 3e6 (24 MB): 73.5 / 62.2;
+//   4e6 (32 MB): 165 / 89.9.
+// Its sums are scipy's (row order from zero), unlike the partials'; a
+// product with fewer bytes keeps the partial kernel.
+constexpr int64_t kSpmvBinMinBytes = int64_t(20) << 20;
+// Pool entries per chunk of the matrix, all blocks together: about twice
+// cols (the drain's pass over y per chunk then costs well under the bins'
+// own traffic), at least 2^22.
+constexpr int64_t kSpmvBinChunkMin = int64_t(1) << 22;
+std::atomic<int32_t> gBinForce{-1};        // -1: by size and sampling; 0: never; 1: whenever allowed
+std::atomic<int64_t> gBinChunkEntries{0};  // > 0: pool entries per chunk (tests); 0: the rule
+std::atomic<int64_t> gBinCalls{0};         // products run binned
 
 // The CPU kernels' prefetch plan for one vector (SpmvPrefetchPlan), chosen
 // by timing. Where a product's accesses are scattered (x's gathers in A x,
@@ -393,6 +417,24 @@ extern "C" alStatus_t alCsrResidentGetInfo(alCsrResident_t resident, alCsrReside
 
 namespace al {
 namespace {
+// Whether y := A^T x runs binned (kSpmvBinMinBytes): the CPU device, one
+// unit-stride vector, alpha 1, beta 0, at most kSpmvBinMaxBins bins; then
+// past the size bound with scattered indices (sampled as the kernels do), or
+// whenever forced (spmvBinForce).
+bool useBins(Device& dev, const SpmvTilingData& t, const void* alpha, alDataType_t ct, const alCsrDescr* A,
+             int64_t nnzT) {
+    const int32_t force = gBinForce.load();
+    if (force == 0 || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || t.betaMode != SPMV_BETA_ZERO ||
+        betaMode(alpha, ct) != SPMV_BETA_ONE || t.yRowStride != 1 || A->cols <= 0 || nnzT <= 0 ||
+        ((A->cols + (int64_t(1) << kSpmvBinShift) - 1) >> kSpmvBinShift) > kSpmvBinMaxBins)
+        return false;
+    if (force == 1) return true;
+    const int64_t bytes = A->cols * static_cast<int64_t>(typeBytes(ct)) * t.usedCoreNum;
+    if (bytes <= kSpmvBinMinBytes) return false;
+    return A->indexType == AL_INDEX_64I ? spmvScattered64(static_cast<const int64_t*>(A->indices), 0, nnzT, 1)
+                                        : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, 1);
+}
+
 alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, const alCsrDescr* A,
                     alCsrResident* resident, bool verify, const alDnMatDescr* X, const void* beta,
                     alDnMatDescr* Y, alDataType_t ct) {
@@ -402,6 +444,7 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     const int64_t yLen = op == AL_OP_N ? A->rows : A->cols;
     if (yLen == 0 || Y->nvec == 0) return AL_STATUS_SUCCESS;
     // indptr[0] and indptr[rows] bound every row span the kernel will take.
+    int64_t nnzT;
     {
         int64_t first, last;
         if (A->indexType == AL_INDEX_64I) {
@@ -415,6 +458,7 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         if (last < 0 || last > A->nnz)
             return fail(AL_STATUS_INVALID_VALUE, "indptr[-1] = " + std::to_string(last) +
                                                      " is outside [0, nnz = " + std::to_string(A->nnz) + "]");
+        nnzT = last;
     }
     Device& dev = *handle->device;
     const bool halfValues = A->valueType != ct;  // float16/bfloat16 values (validate)
@@ -486,6 +530,14 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
                        X->len > 0;
     const int64_t packOffset = (t.workspaceSize + 63) / 64 * 64;
     int64_t wsBytes = t.workspaceSize;
+    const bool binned = op == AL_OP_T && useBins(dev, t, alpha, ct, A, nnzT);
+    SpmvBinTiling bt{};
+    if (binned) {
+        const int64_t forced = gBinChunkEntries.load();
+        const int64_t per = forced > 0 ? forced : std::max<int64_t>(2 * A->cols, kSpmvBinChunkMin);
+        bt = spmvBinTiling(t, nnzT, std::max<int64_t>(1, (nnzT + per - 1) / per));
+        wsBytes = bt.workspaceSize;
+    }
     if (packX && (__builtin_mul_overflow(X->len, X->nvec, &wsBytes) ||
                   __builtin_mul_overflow(wsBytes, static_cast<int64_t>(typeBytes(ct)), &wsBytes) ||
                   __builtin_add_overflow(wsBytes, packOffset, &wsBytes)))
@@ -513,7 +565,7 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     }
     // the prefetch plan (see tunePick): CPU, one vector, large calls
     const int64_t work = A->rows + A->nnz;
-    const bool tune = dev.kind() == AL_DEVICE_CPU && t.nvec == 1 && work >= kTuneMinWork && A->cols > 0;
+    const bool tune = dev.kind() == AL_DEVICE_CPU && t.nvec == 1 && work >= kTuneMinWork && A->cols > 0 && !binned;
     bool timed = false;
     uint64_t key = 0;
     int64_t targetBytes = 0;
@@ -535,6 +587,15 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         st = dev.launch(kSpmvKernel, blocks, args, 6, &t, sizeof(t));
         // Rows split across blocks: one block sums their parts in block order.
         if (st == AL_STATUS_SUCCESS && blocks > 1) st = dev.launch(kSpmvFixup, 1, args, 6, &t, sizeof(t));
+    } else if (binned) {
+        // Per chunk: bin, stop on malformed structure, drain.
+        for (bt.chunk = 0; bt.chunk < bt.chunks && st == AL_STATUS_SUCCESS; ++bt.chunk) {
+            if ((st = dev.launch(kSpmvTBin, blocks, args, 6, &bt, sizeof(bt))) != AL_STATUS_SUCCESS) break;
+            int32_t flagged;
+            if ((st = dev.copyToHost(&flagged, ws.get(), sizeof(flagged))) != AL_STATUS_SUCCESS || flagged) break;
+            st = dev.launch(kSpmvTDrain, blocks, args, 6, &bt, sizeof(bt));
+        }
+        if (st == AL_STATUS_SUCCESS) gBinCalls.fetch_add(1);
     } else {
         st = dev.launch(kSpmvTKernel, blocks, args, 6, &t, sizeof(t));
         if (st == AL_STATUS_SUCCESS) st = dev.launch(kSpmvTReduce, blocks, args, 6, &t, sizeof(t));
@@ -589,5 +650,10 @@ void spmvPrefetchReset() {
     tuneTable().clear();
 }
 void spmvPrefetchForce(int32_t plan) { gTuneForce.store(plan >= 0 && plan < kSpmvPrefetchPlans ? plan : -1); }
+void spmvBinForce(int32_t mode, int64_t chunkEntries) {
+    gBinForce.store(mode == 0 || mode == 1 ? mode : -1);
+    gBinChunkEntries.store(chunkEntries > 0 ? chunkEntries : 0);
+}
+int64_t spmvBinCalls() { return gBinCalls.load(); }
 
 }  // namespace al

@@ -69,6 +69,44 @@ void spmvLayout(SpmvTilingData* t) {
     }
 }
 
+SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks) {
+    SpmvBinTiling b{};
+    b.t = t;
+    b.chunks = std::max<int64_t>(chunks, 1);
+    const int64_t vb = static_cast<int64_t>(valueBytes(t.valueType));
+    const int64_t blocks = std::max<int32_t>(t.usedCoreNum, 1);
+    b.bins = (t.cols + (int64_t(1) << kSpmvBinShift) - 1) >> kSpmvBinShift;
+    // A piece of the merge path (rows + nonzeros split evenly over
+    // chunks * blocks pieces) holds at most ceil(path / pieces) + 1 nonzeros;
+    // every bin's blocks are full but its last.
+    const int64_t pieces = b.chunks * blocks;
+    const int64_t perPiece = (t.rows + nnz + pieces - 1) / pieces + 1;
+    b.poolBlocks = (perPiece + kSpmvBinBlock - 1) / kSpmvBinBlock + b.bins + 1;
+    auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
+    int64_t o = 0;
+    b.headOffset = o;
+    o = up(o + 4 * b.bins);
+    b.tailOffset = o;
+    o = up(o + 4 * b.bins);
+    b.stagedOffset = o;
+    o = up(o + 4 * b.bins);
+    b.nextOffset = o;
+    o = up(o + 4 * b.poolBlocks);
+    b.countOffset = o;
+    o = up(o + 4 * b.poolBlocks);
+    b.stageOffOffset = o;
+    o = up(o + 2 * kSpmvBinStage * b.bins);
+    b.stageValOffset = o;
+    o = up(o + vb * kSpmvBinStage * b.bins);
+    b.poolOffset = o;
+    b.poolBlockBytes = up((2 + vb) * kSpmvBinBlock);
+    o += b.poolBlocks * b.poolBlockBytes;
+    b.areaOffset = 64;
+    b.areaBytes = up(o);
+    b.workspaceSize = b.areaOffset + blocks * b.areaBytes;
+    return b;
+}
+
 SpmvTilingData spmvTiling(int32_t trans, int64_t rows, int64_t cols, int64_t nnz, int64_t nvec,
                           int32_t valueType, int32_t indexType, uint32_t coreNum) {
     return spmvTiling(trans, rows, cols, nnz, nvec, valueType, indexType, spmvPlatformCpu(coreNum));

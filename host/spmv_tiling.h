@@ -94,6 +94,13 @@ void spmvPrefetchReset();
 int32_t spmvPrefetchDecide(bool trans, int64_t targetBytes, const double* best, int32_t* candidates, int* n);
 // plan >= 0: every call uses it (no timing); -1: choose by timing (default)
 void spmvPrefetchForce(int32_t plan);
+// The binned transposed product (spmv_host.cpp): mode 1 runs every product
+// it allows binned, 0 none, -1 (default) those past its size bound with
+// scattered indices; chunkEntries > 0 sets the pool entries per chunk (0:
+// the rule). For tests and benchmarks.
+void spmvBinForce(int32_t mode, int64_t chunkEntries);
+// Products run binned so far (a test's proof that the kernel ran).
+int64_t spmvBinCalls();
 
 // Columns per page of a transposed partial: a block zeroes (and the reduction
 // reads) only the pages its nonzeros touch, so banded matrices cost ~cols, not blocks*cols.
@@ -101,6 +108,37 @@ constexpr int32_t kSpmvPageShift = 10;
 
 // Fills the layout fields and workspaceSize from the others (usedCoreNum included).
 void spmvLayout(SpmvTilingData* t);
+
+// The binned transposed product (CPU, kernels/spmv/spmvt_bins.h): y := A^T x
+// of a scattered matrix whose partials would not fit in the last-level cache.
+// Each block appends (column offset, product) pairs, in row order, to one bin
+// per 2^kSpmvBinShift columns of y (staged kSpmvBinStage at a time in cache,
+// then copied out whole with streaming stores into a pool of kSpmvBinBlock-
+// entry blocks); then each block drains whole bins into y, producers in block
+// order. Every column is summed from zero in row order, scipy's own order,
+// and its random updates land in a 2^kSpmvBinShift-column stretch of y that
+// stays in the core's cache. The matrix is taken in `chunks` passes of
+// bin-then-drain so that the pool stays about 2 x cols entries.
+constexpr int32_t kSpmvBinShift = 16;  // columns per bin: offsets fit in 16 bits
+constexpr int64_t kSpmvBinStage = 32;  // staged entries per bin: 64 bytes of offsets
+constexpr int64_t kSpmvBinBlock = 2048;  // entries per pool block (a multiple of kSpmvBinStage)
+constexpr int64_t kSpmvBinMaxBins = 1024;  // cols up to 2^26
+struct SpmvBinTiling {
+    SpmvTilingData t;      // the product's tiling (usedCoreNum blocks)
+    int64_t chunk, chunks;  // this launch's chunk; block b of chunk c takes piece c * blocks + b
+    int64_t bins;          // ceil(cols / 2^kSpmvBinShift)
+    int64_t poolBlocks;    // pool blocks per producer
+    int64_t areaOffset, areaBytes;  // producer b's area: workspace + areaOffset + b * areaBytes
+    // inside an area (bytes): int32 head, tail, staged count per bin; int32
+    // next and count per pool block; the staging (uint16 offsets and values,
+    // kSpmvBinStage per bin); the pool (per block kSpmvBinBlock offsets, then
+    // kSpmvBinBlock values)
+    int64_t headOffset, tailOffset, stagedOffset, nextOffset, countOffset;
+    int64_t stageOffOffset, stageValOffset, poolOffset, poolBlockBytes;
+    int64_t workspaceSize;  // status word + blocks areas
+};
+// The layout for `chunks` passes over t's matrix (t laid out by spmvTiling).
+SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks);
 
 // What the block split is sized against.
 struct SpmvPlatform {

@@ -30,6 +30,11 @@ void spmv_fixup_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* ar
 // over column ranges in block order (deterministic) and applies alpha/beta.
 void spmvt_kernel_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
 void spmvt_reduce_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+// The binned transposed product (spmvt_bins.h; CPU only), per chunk of the
+// matrix: spmvt_bin_cpu then spmvt_drain_cpu, the same blocks, tiling a
+// SpmvBinTiling (host/spmv_tiling.h).
+void spmvt_bin_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+void spmvt_drain_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
 
 // X's rows packed row-major for the non-transposed kernel on the CPU, which
 // reads a row of X per nonzero, at random: args = {X, dst}; rows [0, cols)
@@ -89,6 +94,8 @@ const DotTable* dotAvx2();  // nullptr when not compiled in
 struct SpmvtTable {
     void (*scatter)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
     void (*reduce)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+    void (*bin)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+    void (*drain)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
     const char* isa;
 };
 const SpmvtTable* spmvtAvx2();  // nullptr when not compiled in

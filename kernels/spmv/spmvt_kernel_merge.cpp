@@ -10,7 +10,7 @@ const SpmvtTable* spmvtAvx2() { return nullptr; }
 #endif
 
 namespace {
-const SpmvtTable kBaseline{spmvtScatterEntry, spmvtReduceEntry, "baseline"};
+const SpmvtTable kBaseline{spmvtScatterEntry, spmvtReduceEntry, spmvtBinEntry, spmvtDrainEntry, "baseline"};
 const SpmvtTable& spmvtChosen() {
     static const SpmvtTable* chosen = [] {
 #if defined(__x86_64__) || defined(__i386__)
@@ -37,6 +37,15 @@ void spmvt_kernel_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const vo
 
 void spmvt_reduce_merge_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     spmvm::spmvtChosen().reduce(b, nb, args, tiling);
+}
+
+void spmvt_bin_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
+    const bool f16 = static_cast<const SpmvBinTiling*>(tiling)->t.valueStore == AL_R_16F;
+    (f16 ? spmvm::spmvtChosenF16() : spmvm::spmvtChosen()).bin(b, nb, args, tiling);
+}
+
+void spmvt_drain_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
+    spmvm::spmvtChosen().drain(b, nb, args, tiling);
 }
 
 }  // namespace al

@@ -550,4 +550,7 @@ inline void spmvtReduceEntry(uint32_t b, uint32_t nb, void* const* args, const v
 }  // namespace spmvm
 }  // namespace al
 
+// the binned product's launches (uses checkTouchAhead and walkRows above)
+#include "spmvt_bins.h"
+
 #endif
