@@ -1,6 +1,7 @@
 // libFuzzer harness: alSpmv on the CPU device, and the merge-path kernels it
 // launches run directly with 1..8 blocks (the host only splits work above
-// 16384 nonzeros per block, too large for fuzzing speed).
+// 16384 nonzeros per block, too large for fuzzing speed), the binned A^T x
+// (spmvt_bins.h) among them with 1..4 chunks.
 //
 // Each input builds one call: op, value and index types (sometimes invalid or
 // mismatched), shape (sometimes negative), nvec, X/Y strides, alpha/beta
@@ -539,15 +540,35 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
         std::memset(ws.p, 0, 64);
         void* args[6] = {bIndptr.p, bIndices.p, bValues.p, bX.p, bY.p, ws.p};
         const bool reverse = r.below(2);  // blocks are independent: any order
-        for (uint32_t i = 0; i < nb; ++i) {
-            const uint32_t b = reverse ? nb - 1 - i : i;
-            (trans ? al::spmvt_kernel_merge_cpu : al::spmv_kernel_merge_cpu)(b, nb, args, &t);
+        // The binned A^T x (spmvt_bins.h) where the host allows it: nb
+        // producers, 1..4 chunks, its own exact workspace, poisoned the same way.
+        const bool binned = trans && nvec == 1 && mode == MODE_ZERO && betaMode(alpha) == MODE_ONE && yl.rs == 1 &&
+                            cols > 0 && ((cols + (int64_t(1) << al::kSpmvBinShift) - 1) >> al::kSpmvBinShift) <=
+                                            al::kSpmvBinMaxBins &&
+                            r.below(2);
+        int32_t status = 0;
+        if (binned) {
+            al::SpmvBinTiling bt = al::spmvBinTiling(t, last, 1 + r.below(4));
+            Buf wsb(static_cast<size_t>(bt.workspaceSize));
+            std::memset(wsb.p, 0xff, wsb.bytes);
+            std::memset(wsb.p, 0, 64);
+            args[5] = wsb.p;
+            for (bt.chunk = 0; bt.chunk < bt.chunks && !status; ++bt.chunk) {
+                for (uint32_t i = 0; i < nb; ++i) al::spmvt_bin_cpu(reverse ? nb - 1 - i : i, nb, args, &bt);
+                std::memcpy(&status, wsb.p, 4);
+                if (!status)
+                    for (uint32_t i = 0; i < nb; ++i) al::spmvt_drain_cpu(reverse ? nb - 1 - i : i, nb, args, &bt);
+            }
+        } else {
+            for (uint32_t i = 0; i < nb; ++i) {
+                const uint32_t b = reverse ? nb - 1 - i : i;
+                (trans ? al::spmvt_kernel_merge_cpu : al::spmv_kernel_merge_cpu)(b, nb, args, &t);
+            }
+            if (!trans && nb > 1) al::spmv_fixup_merge_cpu(0, 1, args, &t);
+            if (trans)
+                for (uint32_t b = 0; b < nbReduce; ++b) al::spmvt_reduce_merge_cpu(b, nbReduce, args, &t);
+            std::memcpy(&status, ws.p, 4);
         }
-        if (!trans && nb > 1) al::spmv_fixup_merge_cpu(0, 1, args, &t);
-        if (trans)
-            for (uint32_t b = 0; b < nbReduce; ++b) al::spmvt_reduce_merge_cpu(b, nbReduce, args, &t);
-        int32_t status;
-        std::memcpy(&status, ws.p, 4);
         got = status ? AL_STATUS_INVALID_VALUE : AL_STATUS_SUCCESS;
     } else {
         got = alSpmv(nullHandle ? nullptr : handle(), static_cast<alOperation_t>(op), nullAlpha ? nullptr : &alpha,
