@@ -213,7 +213,7 @@ def main():
             row("small poisson 112^2", np.dtype(dtype).name, "T" if trans else "N", S.nnz,
                 {"scipy": lambda St=St, x=x: St @ x, "ours": small, "stream": streaming(S, x, trans, nt)},
                 15, traffic(S, trans))
-    # the prefetch plans the host chose by timing (host/spmv_host.cpp): one
+    # the prefetch plans the host chose by timing (host/spmv_tune.cpp): one
     # line per size class, matrices of one class share its plan
     print("prefetch plans (SpmvPrefetchPlan) chosen per size class:")
     kinds = {0: "float32", 1: "float64", 6: "float16", 7: "bfloat16"}  # alDataType_t values

@@ -6,9 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +16,7 @@
 #include "fingerprint.h"
 #include "kernels/spmv/spmv_kernel_merge.h"
 #include "spmv_tiling.h"
+#include "spmv_tune.h"
 #include "staging.h"
 
 namespace al {
@@ -56,116 +55,6 @@ std::atomic<int32_t> gBinForce{-1};        // -1: by size and sampling; 0: never
 std::atomic<int64_t> gBinChunkEntries{0};  // > 0: pool entries per chunk (tests); 0: the rule
 std::atomic<int64_t> gBinCalls{0};         // products run binned
 
-// The CPU kernels' prefetch plan for one vector (SpmvPrefetchPlan), chosen
-// by timing. Where a product's accesses are scattered (x's gathers in A x,
-// the partials' updates in A^T x), whether prefetching that target, and the
-// value and index streams, pays depends on the machine and on how much of
-// the last-level cache its other work leaves: random 1e6 x 1e6 float64 A x
-// (x of 8 MB), 2 threads, ran 12.3 ms with the fixed rule and 9.4 with
-// neither prefetch on one host, where another had measured the x prefetch
-// saving a quarter of the time; random 5e5 x 5e5 float32 A^T x (partials of
-// 4 MB in all), 2 threads, ran 4.9-6.1 ms with the rule (no partial
-// prefetch) and 3.8-4.9 prefetching the partials on the same host, where
-// another had measured the prefetch losing there (docs/performance.md,
-// sixteenth and seventeenth sessions). So, as FFTW's planner does, the first
-// calls of each size class (operation, value and index types, blocks, the
-// target's bytes to a power of two) try the candidate plans in turn,
-// kTuneSamples calls each after one untimed call, and the class keeps the
-// one with the fastest call per row + nonzero (the rule unless another is
-// kTuneMargin faster). Results never depend on it:
-// the plans change only which prefetches are issued, never the sums.
-// ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-7,
-// or unset / "auto".
-constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
-constexpr int kTuneSamples = 2;
-constexpr double kTuneMargin = 0.05;  // fraction of the rule's time another plan must save
-struct TuneEntry {
-    bool warm = false;  // a class's first call runs the rule untimed: it pays cold caches and page faults
-    int32_t plan = -1;
-    int32_t samples[kSpmvPrefetchPlans] = {};
-    double best[kSpmvPrefetchPlans] = {};
-};
-std::mutex gTuneMu;
-std::map<uint64_t, TuneEntry>& tuneTable() {
-    static auto* t = new std::map<uint64_t, TuneEntry>();  // never destroyed: calls may run at exit
-    return *t;
-}
-int32_t tuneForceFromEnv() {
-    const char* e = std::getenv("ASCEND_LINALG_SPMV_PREFETCH");
-    if (!e || !*e || std::strcmp(e, "auto") == 0) return -1;
-    if (std::strcmp(e, "rule") == 0) return 0;
-    if (e[0] >= '0' && e[0] < '0' + kSpmvPrefetchPlans && e[1] == '\0') return e[0] - '0';
-    return -1;  // anything else: as unset
-}
-std::atomic<int32_t> gTuneForce{tuneForceFromEnv()};
-
-// Candidates: a target past the rule's bound may be prefetched, so its plans
-// are the rule, no target prefetch, and neither; below it, the target is not
-// prefetched by the rule (A^T x's short rows aside), and the plans are the
-// rule, no value/index prefetch in scattered blocks, and for A^T x the
-// partials prefetched anyway. (x prefetched below the bound lost every A x
-// measured: random 1e6 float32, 2 threads, 10.7 ms against the rule's 7.9.)
-constexpr int kTuneMaxCandidates = 3;
-int tuneCandidates(bool trans, int64_t targetBytes, int32_t* out) {
-    out[0] = 0;
-    if (targetBytes > kSpmvScatterPfMinBytes) {
-        out[1] = SPMV_PF_NO_TARGET;
-        out[2] = SPMV_PF_NO_TARGET | SPMV_PF_NO_STREAMS;
-        return 3;
-    }
-    out[1] = SPMV_PF_NO_STREAMS;
-    if (!trans) return 2;
-    out[2] = SPMV_PF_ANY_SIZE;
-    return 3;
-}
-// The plan a class keeps, given each candidate's fastest time: another plan
-// must beat the rule (cand[0]) by kTuneMargin, as two calls each on a shared
-// machine are noisy: plan 3 won random 1e6 float64 A^T x's race by 1.6% in
-// one benchmark run, and took 12.5 and 17.7 ms in alternating runs where the
-// rule took 12.1 and 13.9.
-int32_t tuneDecide(const int32_t* cand, int nc, const double* best) {
-    int32_t pick = cand[0];
-    double pickNs = best[cand[0]] * (1.0 - kTuneMargin);
-    for (int i = 1; i < nc; ++i)
-        if (best[cand[i]] < pickNs) {
-            pick = cand[i];
-            pickNs = best[pick];
-        }
-    return pick;
-}
-// The plan for this call; *timed: whether to time it (a candidate still short
-// of samples).
-int32_t tunePick(uint64_t key, bool trans, int64_t targetBytes, bool* timed) {
-    *timed = false;
-    const int32_t forced = gTuneForce.load(std::memory_order_relaxed);
-    if (forced >= 0) return forced;
-    int32_t cand[kTuneMaxCandidates];
-    const int nc = tuneCandidates(trans, targetBytes, cand);
-    std::lock_guard<std::mutex> lk(gTuneMu);
-    TuneEntry& e = tuneTable()[key];
-    if (e.plan >= 0) return e.plan;
-    if (!e.warm) {
-        e.warm = true;
-        return 0;
-    }
-    int32_t pick = cand[0];
-    for (int i = 1; i < nc; ++i)
-        if (e.samples[cand[i]] < e.samples[pick]) pick = cand[i];
-    *timed = true;
-    return pick;
-}
-void tuneRecord(uint64_t key, bool trans, int64_t targetBytes, int32_t plan, double nsPerWork) {
-    int32_t cand[kTuneMaxCandidates];
-    const int nc = tuneCandidates(trans, targetBytes, cand);
-    std::lock_guard<std::mutex> lk(gTuneMu);
-    TuneEntry& e = tuneTable()[key];
-    if (e.plan >= 0) return;  // another thread's calls decided it meanwhile
-    e.best[plan] = e.samples[plan] ? std::min(e.best[plan], nsPerWork) : nsPerWork;
-    ++e.samples[plan];
-    for (int i = 0; i < nc; ++i)
-        if (e.samples[cand[i]] < kTuneSamples) return;
-    e.plan = tuneDecide(cand, nc, e.best);
-}
 
 // Bytes of X a block of the row packing takes at least.
 constexpr int64_t kPackBytesPerBlock = int64_t(1) << 18;
@@ -576,10 +465,7 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         targetBytes = op == AL_OP_N
                           ? spmvXGatherBytes(static_cast<uint64_t>(A->cols), std::max<int64_t>(t.xRowStride, 1), eb)
                           : spmvXGatherBytes(static_cast<uint64_t>(A->cols), 1, eb) * static_cast<int64_t>(blocks);
-        const uint64_t bucket = 64 - static_cast<uint64_t>(__builtin_clzll(static_cast<uint64_t>(targetBytes)));
-        key = static_cast<uint64_t>(t.valueType & 0xff) | static_cast<uint64_t>(t.valueStore & 0xff) << 8 |
-              static_cast<uint64_t>(t.indexType & 0xf) << 16 | static_cast<uint64_t>(blocks & 0xffff) << 20 |
-              bucket << 36 | static_cast<uint64_t>(op == AL_OP_T) << 44;
+        key = tuneKey(t, blocks, op == AL_OP_T, targetBytes);
         t.prefetchPlan = tunePick(key, op == AL_OP_T, targetBytes, &timed);
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -621,35 +507,6 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
 
 }  // namespace
 
-std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
-    std::lock_guard<std::mutex> lk(gTuneMu);
-    std::vector<SpmvPrefetchClass> out;
-    for (const auto& [key, e] : tuneTable()) {
-        SpmvPrefetchClass c{};
-        c.key = key;
-        c.trans = static_cast<int32_t>(key >> 44 & 1);
-        c.valueType = static_cast<int32_t>(key & 0xff);
-        c.valueStore = static_cast<int32_t>(key >> 8 & 0xff);
-        c.blocks = static_cast<int32_t>(key >> 20 & 0xffff);
-        c.targetLog2 = static_cast<int32_t>(key >> 36 & 0xff);
-        c.plan = e.plan;
-        for (int i = 0; i < kSpmvPrefetchPlans; ++i) {
-            c.samples[i] = e.samples[i];
-            c.best[i] = e.best[i];
-        }
-        out.push_back(c);
-    }
-    return out;
-}
-int32_t spmvPrefetchDecide(bool trans, int64_t targetBytes, const double* best, int32_t* candidates, int* n) {
-    *n = tuneCandidates(trans, targetBytes, candidates);
-    return tuneDecide(candidates, *n, best);
-}
-void spmvPrefetchReset() {
-    std::lock_guard<std::mutex> lk(gTuneMu);
-    tuneTable().clear();
-}
-void spmvPrefetchForce(int32_t plan) { gTuneForce.store(plan >= 0 && plan < kSpmvPrefetchPlans ? plan : -1); }
 void spmvBinForce(int32_t mode, int64_t chunkEntries) {
     gBinForce.store(mode == 0 || mode == 1 ? mode : -1);
     gBinChunkEntries.store(chunkEntries > 0 ? chunkEntries : 0);

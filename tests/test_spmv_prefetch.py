@@ -1,6 +1,6 @@
 """The CPU one-vector SpMV kernels' prefetch plan, `A @ x` and `A.T @ x`
 (host/spmv_tiling.h, SpmvPrefetchPlan), chosen by timing the first calls of
-each size class (host/spmv_host.cpp): every plan gives the same bits and the
+each size class (host/spmv_tune.cpp): every plan gives the same bits and the
 same checks, and the choice is made, kept per class, and can be fixed."""
 import os
 import subprocess

@@ -1,0 +1,46 @@
+// The CPU SpMV kernels' prefetch plan per size class, chosen by timing
+// (spmv_tune.cpp); alSpmv (spmv_host.cpp) asks for a plan and reports the
+// call's time.
+#ifndef ASCEND_LINALG_HOST_SPMV_TUNE_H
+#define ASCEND_LINALG_HOST_SPMV_TUNE_H
+
+#include <cstdint>
+
+#include "spmv_tiling.h"
+
+namespace al {
+
+// The CPU kernels' prefetch plan for one vector (SpmvPrefetchPlan), chosen
+// by timing. Where a product's accesses are scattered (x's gathers in A x,
+// the partials' updates in A^T x), whether prefetching that target, and the
+// value and index streams, pays depends on the machine and on how much of
+// the last-level cache its other work leaves: random 1e6 x 1e6 float64 A x
+// (x of 8 MB), 2 threads, ran 12.3 ms with the fixed rule and 9.4 with
+// neither prefetch on one host, where another had measured the x prefetch
+// saving a quarter of the time; random 5e5 x 5e5 float32 A^T x (partials of
+// 4 MB in all), 2 threads, ran 4.9-6.1 ms with the rule (no partial
+// prefetch) and 3.8-4.9 prefetching the partials on the same host, where
+// another had measured the prefetch losing there (docs/performance.md,
+// sixteenth and seventeenth sessions). So, as FFTW's planner does, the first
+// calls of each size class (operation, value and index types, blocks, the
+// target's bytes to a power of two) try the candidate plans in turn,
+// kTuneSamples calls each after one untimed call, and the class keeps the
+// one with the fastest call per row + nonzero (the rule unless another is
+// kTuneMargin faster). Results never depend on it:
+// the plans change only which prefetches are issued, never the sums.
+// ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-7,
+// or unset / "auto".
+constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
+
+// A call's size class: operation, value and index types, blocks, and the
+// bytes its scattered accesses land in to a power of two (targetBytes > 0).
+// spmvPrefetchClasses decodes it.
+uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes);
+// The plan for this call; *timed: whether to time it (a candidate still short
+// of samples) and report its time to tuneRecord.
+int32_t tunePick(uint64_t key, bool trans, int64_t targetBytes, bool* timed);
+void tuneRecord(uint64_t key, bool trans, int64_t targetBytes, int32_t plan, double nsPerWork);
+
+}  // namespace al
+
+#endif
