@@ -541,14 +541,17 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
         void* args[6] = {bIndptr.p, bIndices.p, bValues.p, bX.p, bY.p, ws.p};
         const bool reverse = r.below(2);  // blocks are independent: any order
         // The binned A^T x (spmvt_bins.h) where the host allows it: nb
-        // producers, 1..4 chunks, its own exact workspace, poisoned the same way.
-        const bool binned = trans && nvec == 1 && mode == MODE_ZERO && betaMode(alpha) == MODE_ONE && yl.rs == 1 &&
-                            cols > 0 && ((cols + (int64_t(1) << al::kSpmvBinShift) - 1) >> al::kSpmvBinShift) <=
-                                            al::kSpmvBinMaxBins &&
+        // producers, 1..4 chunks, its own exact workspace, poisoned the same
+        // way; the plain product sums in y, any other alpha/beta/stride in
+        // the workspace's sum buffer.
+        const bool binned = trans && nvec == 1 && cols > 0 &&
+                            ((cols + (int64_t(1) << al::kSpmvBinShift) - 1) >> al::kSpmvBinShift) <=
+                                al::kSpmvBinMaxBins &&
                             r.below(2);
         int32_t status = 0;
         if (binned) {
-            al::SpmvBinTiling bt = al::spmvBinTiling(t, last, 1 + r.below(4));
+            const bool plain = mode == MODE_ZERO && betaMode(alpha) == MODE_ONE && yl.rs == 1;
+            al::SpmvBinTiling bt = al::spmvBinTiling(t, last, 1 + r.below(4), plain);
             Buf wsb(static_cast<size_t>(bt.workspaceSize));
             std::memset(wsb.p, 0xff, wsb.bytes);
             std::memset(wsb.p, 0, 64);

@@ -34,7 +34,7 @@ const KernelDesc kSpmvTBin{"spmvt_bin", spmvt_bin_cpu};        // cpu-only
 const KernelDesc kSpmvTDrain{"spmvt_drain", spmvt_drain_cpu};  // cpu-only
 
 // The binned transposed product (kernels/spmv/spmvt_bins.h) on the CPU, for
-// y := A^T x (alpha 1, beta 0, one unit-stride vector) of a scattered
+// y := alpha*A^T x + beta*y (one vector, any stride) of a scattered
 // matrix whose blocks' partials together pass kSpmvBinMinBytes. There the
 // partial-sum kernel's random updates miss the last-level cache (32 MB here,
 // shared with the matrix's stream); binning turns them into sequential
@@ -306,19 +306,18 @@ extern "C" alStatus_t alCsrResidentGetInfo(alCsrResident_t resident, alCsrReside
 
 namespace al {
 namespace {
-// Whether y := A^T x runs binned (kSpmvBinMinBytes): the CPU device, one
-// unit-stride vector, alpha 1, beta 0, at most kSpmvBinMaxBins bins; then
-// past the size bound with scattered indices (sampled as the kernels do), or
-// whenever forced (spmvBinForce).
-bool useBins(Device& dev, const SpmvTilingData& t, const void* alpha, alDataType_t ct, const alCsrDescr* A,
-             int64_t nnzT) {
+// Whether y := alpha*A^T x + beta*y runs binned (kSpmvBinMinBytes): the
+// CPU device, one vector, at most kSpmvBinMaxBins bins; then past the size
+// bound with scattered indices (sampled as the kernels do), or whenever
+// forced (spmvBinForce).
+bool useBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
     const int32_t force = gBinForce.load();
-    if (force == 0 || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || t.betaMode != SPMV_BETA_ZERO ||
-        betaMode(alpha, ct) != SPMV_BETA_ONE || t.yRowStride != 1 || A->cols <= 0 || nnzT <= 0 ||
+    if (force == 0 || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || A->cols <= 0 || nnzT <= 0 ||
         ((A->cols + (int64_t(1) << kSpmvBinShift) - 1) >> kSpmvBinShift) > kSpmvBinMaxBins)
         return false;
     if (force == 1) return true;
-    const int64_t bytes = A->cols * static_cast<int64_t>(typeBytes(ct)) * t.usedCoreNum;
+    const int64_t eb = static_cast<int64_t>(typeBytes(static_cast<alDataType_t>(t.valueType)));
+    const int64_t bytes = A->cols * eb * t.usedCoreNum;
     if (bytes <= kSpmvBinMinBytes) return false;
     return A->indexType == AL_INDEX_64I ? spmvScattered64(static_cast<const int64_t*>(A->indices), 0, nnzT, 1)
                                         : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, 1);
@@ -419,12 +418,14 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
                        X->len > 0;
     const int64_t packOffset = (t.workspaceSize + 63) / 64 * 64;
     int64_t wsBytes = t.workspaceSize;
-    const bool binned = op == AL_OP_T && useBins(dev, t, alpha, ct, A, nnzT);
+    const bool binned = op == AL_OP_T && useBins(dev, t, A, nnzT);
     SpmvBinTiling bt{};
     if (binned) {
         const int64_t forced = gBinChunkEntries.load();
         const int64_t per = forced > 0 ? forced : std::max<int64_t>(2 * A->cols, kSpmvBinChunkMin);
-        bt = spmvBinTiling(t, nnzT, std::max<int64_t>(1, (nnzT + per - 1) / per));
+        // the plain product sums straight into y (alpha 1, beta 0, unit stride)
+        const bool plain = t.betaMode == SPMV_BETA_ZERO && betaMode(alpha, ct) == SPMV_BETA_ONE && t.yRowStride == 1;
+        bt = spmvBinTiling(t, nnzT, std::max<int64_t>(1, (nnzT + per - 1) / per), plain);
         wsBytes = bt.workspaceSize;
     }
     if (packX && (__builtin_mul_overflow(X->len, X->nvec, &wsBytes) ||

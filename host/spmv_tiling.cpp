@@ -69,7 +69,7 @@ void spmvLayout(SpmvTilingData* t) {
     }
 }
 
-SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks) {
+SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks, bool sumInY) {
     SpmvBinTiling b{};
     b.t = t;
     b.chunks = std::max<int64_t>(chunks, 1);
@@ -104,6 +104,10 @@ SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks
     b.areaOffset = 64;
     b.areaBytes = up(o);
     b.workspaceSize = b.areaOffset + blocks * b.areaBytes;
+    if (!sumInY) {
+        b.sumOffset = b.workspaceSize;  // a multiple of 64
+        b.workspaceSize += up(t.cols * vb);
+    }
     return b;
 }
 

@@ -118,7 +118,10 @@ void spmvLayout(SpmvTilingData* t);
 // order. Every column is summed from zero in row order, scipy's own order,
 // and its random updates land in a 2^kSpmvBinShift-column stretch of y that
 // stays in the core's cache. The matrix is taken in `chunks` passes of
-// bin-then-drain so that the pool stays about 2 x cols entries.
+// bin-then-drain so that the pool stays about 2 x cols entries. The plain
+// product (alpha 1, beta 0, unit-stride y) sums straight into y; any other
+// y := alpha*A^T x + beta*y sums into a cols-value buffer in the workspace,
+// from which the last chunk's drain writes y with the alpha/beta epilogue.
 constexpr int32_t kSpmvBinShift = 16;  // columns per bin: offsets fit in 16 bits
 constexpr int64_t kSpmvBinStage = 32;  // staged entries per bin: 64 bytes of offsets
 constexpr int64_t kSpmvBinBlock = 2048;  // entries per pool block (a multiple of kSpmvBinStage)
@@ -135,10 +138,13 @@ struct SpmvBinTiling {
     // kSpmvBinBlock values)
     int64_t headOffset, tailOffset, stagedOffset, nextOffset, countOffset;
     int64_t stageOffOffset, stageValOffset, poolOffset, poolBlockBytes;
-    int64_t workspaceSize;  // status word + blocks areas
+    int64_t sumOffset;      // 0: the sums go straight into y; else where the sum buffer (cols values) starts
+    int64_t workspaceSize;  // status word + blocks areas (+ the sum buffer)
 };
-// The layout for `chunks` passes over t's matrix (t laid out by spmvTiling).
-SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks);
+// The layout for `chunks` passes over t's matrix (t laid out by spmvTiling);
+// sumInY: the plain product, summed straight into y (t's alpha 1, beta 0,
+// unit-stride y; the caller decides, as only it knows alpha's type).
+SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks, bool sumInY);
 
 // What the block split is sized against.
 struct SpmvPlatform {

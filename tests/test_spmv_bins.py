@@ -126,20 +126,25 @@ def test_binned_mixed_precision(rng, bins):
         np.testing.assert_array_equal(y, wide.T @ xh.astype(np.float32))
 
 
+def malformed(rng, index_dtype, where, at=1 / 3):
+    """A 300,000 x 80,000 matrix with one defect about `at` of the way through its nonzeros."""
+    S = random_csr(rng, 300_000, 80_000, 300_000, np.float64, index_dtype)
+    indices, indptr, data = S.indices.copy(), S.indptr.copy(), S.data.copy()
+    if where == "index_too_large":
+        indices[int(len(indices) * at)] = 80_000
+    elif where == "index_negative":
+        indices[int(len(indices) * at)] = -1
+    else:
+        r = int(300_000 * at)
+        indptr[r] = indptr[r + 1] + 5
+    return S, csr_matrix((data, indices, indptr), shape=S.shape)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("where", ["index_too_large", "index_negative", "indptr_decreasing"])
 def test_binned_malformed_structure_raises(rng, bins, index_dtype, where):
     bins(1, 1000)
-    S = random_csr(rng, 300_000, 80_000, 300_000, np.float64, index_dtype)
-    indices, indptr, data = S.indices.copy(), S.indptr.copy(), S.data.copy()
-    if where == "index_too_large":
-        indices[len(indices) * 2 // 3] = 80_000
-    elif where == "index_negative":
-        indices[len(indices) // 3] = -1
-    else:
-        r = 200_000
-        indptr[r] = indptr[r + 1] + 5
-    A = csr_matrix((data, indices, indptr), shape=S.shape)
+    S, A = malformed(rng, index_dtype, where, {"index_too_large": 2 / 3, "indptr_decreasing": 2 / 3}.get(where, 1 / 3))
     saved = (A.indices.copy(), A.indptr.copy(), A.data.copy())
     x = vector(rng, S.shape[0], np.float64)
     x0 = x.copy()
@@ -152,30 +157,91 @@ def test_binned_malformed_structure_raises(rng, bins, index_dtype, where):
     np.testing.assert_array_equal(x, x0)
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [dict(alpha=2.0), dict(beta=1.0, y=True), dict(alpha=1.0, beta=0.5, y=True), dict(y="strided"), dict(nvec=3)],
-)
-def test_not_binned_outside_plain_product(rng, bins, kwargs):
-    """alpha != 1, beta != 0, a strided y and several vectors keep the partial kernel."""
-    bins(1, 0)
-    S = random_csr(rng, 300_000, 90_000, 300_000, np.float64)
+@pytest.mark.parametrize("where", ["index_too_large", "index_negative", "indptr_decreasing"])
+@pytest.mark.parametrize("at", [0.01, 0.5, 0.999])
+@pytest.mark.parametrize("chunk", [0, 1000])
+def test_binned_fused_malformed_leaves_y_untouched(rng, bins, where, at, chunk):
+    """With alpha/beta the sums go to the workspace and y is written only by the
+    last chunk's drain: a defect in any chunk raises before y is touched."""
+    bins(1, chunk)
+    S, A = malformed(rng, np.int32, where, at)
+    x = vector(rng, S.shape[0], np.float64)
+    y = vector(rng, S.shape[1], np.float64)
+    y0 = y.copy()
+    before = _core.spmv_bin_calls()
+    with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
+        spmv(A, x, alpha=2.0, beta=0.5, y=y, trans=True)
+    assert _core.spmv_bin_calls() == before + 1
+    np.testing.assert_array_equal(y, y0)
+
+
+def textbook_mul(a, v):
+    """a * v with the kernels' complex product, (ar vr - ai vi, ar vi + ai vr), each
+    operation rounded (numpy's own complex multiply may fuse them); real types as numpy."""
+    if not np.iscomplexobj(v):
+        return a * v
+    out = np.empty_like(v)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out.real = a.real * v.real - a.imag * v.imag
+        out.imag = a.real * v.imag + a.imag * v.real
+    return out
+
+
+FUSED = [
+    dict(alpha=2),
+    dict(alpha=-3, beta=1, y="full"),
+    dict(alpha=1, beta=2, y="full"),
+    dict(alpha=5, beta=-2, y="strided"),
+    dict(alpha=1, beta=0, y="strided"),
+    dict(alpha=2, beta=0, y="nan"),  # beta 0: y is never read, its NaN must not show
+]
+
+
+@pytest.mark.parametrize("dtype", VALUE_DTYPES)
+@pytest.mark.parametrize("chunk", [0, 37])
+@pytest.mark.parametrize("case", range(len(FUSED)))
+def test_binned_fused_alpha_beta_strided_y(rng, bins, dtype, chunk, case):
+    """y = alpha * A.T @ x + beta * y binned: scipy's sums, then numpy's alpha * s + beta * y, bit for bit."""
+    kw = FUSED[case]
+    bins(1, chunk)
+    S = random_csr(rng, 300_000, 131_073, 300_000, dtype, special=not np.issubdtype(dtype, np.integer))
     m, n = S.shape
-    X = vector(rng, m * kwargs.get("nvec", 1), np.float64).reshape(m, -1)
-    x = X[:, 0] if "nvec" not in kwargs else X
-    alpha, beta = kwargs.get("alpha", 1.0), kwargs.get("beta", 0.0)
-    y0 = vector(rng, 2 * n, np.float64)
+    x = vector(rng, m, dtype)
+    alpha, beta = np.asarray(kw["alpha"], dtype)[()], np.asarray(kw.get("beta", 0), dtype)[()]
+    if np.issubdtype(dtype, np.complexfloating):  # a complex alpha exercises the complex epilogue
+        alpha = alpha * np.asarray(1 - 0.5j, dtype)
     y = None
-    if kwargs.get("y") is True:
-        y = y0[:n].copy()
-    elif kwargs.get("y") == "strided":
-        y = y0.copy()[::2]
-    expect = alpha * (S.T @ x) + (beta * y if y is not None and beta != 0 else 0)
+    if kw.get("y") == "full":
+        y = vector(rng, n, dtype)
+    elif kw.get("y") == "strided":
+        y = vector(rng, 3 * n, dtype)[::3]
+    elif kw.get("y") == "nan":
+        y = np.full(n, np.nan if not np.issubdtype(dtype, np.integer) else 7, dtype)
+    y0 = None if y is None else y.copy()
+    s = S.T @ x
+    expect = s if alpha == 1 else textbook_mul(alpha, s)
+    if y0 is not None and beta != 0:
+        expect = expect + (y0 if beta == 1 else textbook_mul(beta, y0))
     before = _core.spmv_bin_calls()
     with ascend_linalg.use_backend("cpu"):
         out = spmv(S, x, alpha=alpha, beta=beta, y=y, trans=True)
+    assert _core.spmv_bin_calls() - before == 1
+    assert out.dtype == expect.dtype
+    if y is not None:
+        assert np.shares_memory(out, y)  # written into the caller's y, strided or not
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_several_vectors_not_binned(rng, bins):
+    """The binned kernel takes one vector; A.T @ X with 3 keeps the partial kernel."""
+    bins(1, 0)
+    S = random_csr(rng, 300_000, 90_000, 300_000, np.float64)
+    X = vector(rng, S.shape[0] * 3, np.float64).reshape(-1, 3)
+    before = _core.spmv_bin_calls()
+    with ascend_linalg.use_backend("cpu"):
+        out = spmv(S, X, trans=True)
     assert _core.spmv_bin_calls() == before
-    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out, S.T @ X, rtol=1e-12, atol=1e-12)
 
 
 def test_by_size_bins_large_scattered_products_only(rng, bins):

@@ -1,6 +1,6 @@
 // The binned transposed product (propagation blocking, Beamer, Asanovic and
-// Patterson 2017): y := A^T x, one vector, alpha 1, beta 0, unit-stride y,
-// for a scattered matrix whose per-block partials would not fit in the
+// Patterson 2017): y := alpha*A^T x + beta*y, one vector, for a scattered
+// matrix whose per-block partials would not fit in the
 // last-level cache. The host picks it (spmv_host.cpp) and launches, per chunk
 // of the matrix, spmvtBin then spmvtDrain on the same blocks
 // (SpmvBinTiling in host/spmv_tiling.h has the layout).
@@ -19,7 +19,10 @@
 // fits in the core's L2 (512 KB of float64).
 // Every column's sum starts at zero (chunk 0 zeroes y's stretch) and adds
 // the products in row order: scipy's sparsetools order, so the result has
-// scipy's bits, on any number of blocks and chunks.
+// scipy's bits, on any number of blocks and chunks. The plain product
+// (alpha 1, beta 0, unit-stride y) sums in y itself; any other sums in the
+// workspace's sum buffer (sumOffset), and the last chunk's drain writes each
+// stretch of y from it with the epilogue (beta 0: y is never read).
 // Indices are checked a span ahead (checkTouchAhead) and indptr a chunk of
 // rows ahead (walkRows) before anything they imply is read; an entry only
 // reaches a bin once its column is known to be below cols, so the drain's
@@ -193,18 +196,26 @@ void drainT(uint32_t b, uint32_t nb, void* const* args, const SpmvBinTiling& bt)
     void* ws = args[5];
     const int64_t cols = bt.t.cols, bins = bt.bins;
     const int64_t q0 = bins * b / nb, q1 = bins * (b + 1) / nb;
+    // where the sums go: y (the plain product) or the sum buffer
+    T* const sum = bt.sumOffset ? reinterpret_cast<T*>(static_cast<char*>(ws) + bt.sumOffset) : y;
+    const bool last = bt.chunk == bt.chunks - 1;
     for (int64_t q = q0; q < q1; ++q) {
-        const int64_t c0 = q << kSpmvBinShift;
-        T* yq = y + c0;
-        if (bt.chunk == 0) std::fill(yq, yq + std::min(cols - c0, int64_t(1) << kSpmvBinShift), T{});
+        const int64_t c0 = q << kSpmvBinShift, n = std::min(cols - c0, int64_t(1) << kSpmvBinShift);
+        T* yq = sum + c0;
+        if (bt.chunk == 0) std::fill(yq, yq + n, T{});
         for (uint32_t p = 0; p < nb; ++p) {
             const BinArea<T> ar(ws, bt, p);
             for (int32_t blk = ar.head[q]; blk >= 0; blk = ar.next[blk]) {
                 const uint16_t* o = ar.offsets(blk);
                 const T* v = ar.values(blk);
-                const int32_t n = ar.count[blk];
-                for (int32_t i = 0; i < n; ++i) yq[o[i]] = add(yq[o[i]], v[i]);
+                const int32_t m = ar.count[blk];
+                for (int32_t i = 0; i < m; ++i) yq[o[i]] = add(yq[o[i]], v[i]);
             }
+        }
+        if (bt.sumOffset && last) {  // the stretch is summed: y from it, with alpha and beta
+            const T alpha = fromBytes<T>(bt.t.alpha), beta = fromBytes<T>(bt.t.beta);
+            const int64_t ys = bt.t.yRowStride;
+            for (int64_t c = 0; c < n; ++c) epilogue(bt.t.betaMode, alpha, beta, yq[c], y + (c0 + c) * ys);
         }
     }
 }
