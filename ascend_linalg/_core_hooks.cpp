@@ -170,5 +170,16 @@ void addTestHooks(py::module_& m) {
         "The binned A^T x on the CPU device: 1 whenever it applies (one unit-stride vector, alpha 1, "
         "beta 0), 0 never, -1 past its size bound with scattered indices (default); chunk_entries > 0 "
         "sets the pool entries per chunk of the matrix (0: the rule)");
+    m.def(
+        "spmv_row_prefetch_force",
+        [](int mode) {
+            if (mode < -1 || mode > 1)
+                throw py::value_error("row prefetch mode must be -1 (by the rule), 0 (never) or 1 (always), got " +
+                                      std::to_string(mode));
+            al::spmvRowPrefetchForce(mode);
+        },
+        py::arg("mode"),
+        "x prefetched inside long rows of A x on the CPU device (AVX2 build): 1 in every row long enough, "
+        "0 never, -1 where x outgrows the cache and the row's columns are more than a line apart (default)");
     m.def("spmv_bin_calls", [] { return al::spmvBinCalls(); }, "A^T x products run binned so far");
 }

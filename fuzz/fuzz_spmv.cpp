@@ -362,6 +362,10 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
             nnz = r.below(40);
             break;
     }
+    // x prefetched inside long rows (the AVX2 dot products of A x) in every
+    // such row, or by the rule (which these small x never meet): the
+    // prefetch reads indices not checked yet and must stay in bounds
+    al::spmvRowPrefetchForce(r.below(2) ? 1 : -1);
     int64_t nvec = 1;
     switch (r.below(10)) {
         case 0: nvec = 0; break;

@@ -3,6 +3,7 @@
 // go to carry slots; rows completed inside the block are written directly.
 // The 1-block fix-up sums each split row's parts in block order: deterministic
 // for a given block count.
+#include <atomic>
 #include <vector>
 
 #include "spmv_kernel_merge.h"
@@ -25,6 +26,12 @@ const DotTable& dotBaseline() {
                             "baseline"};
     return t;
 }
+
+namespace {
+std::atomic<int32_t> gRowPfForce{-1};
+}  // namespace
+int32_t rowPrefetchForced() { return gRowPfForce.load(std::memory_order_relaxed); }
+void rowPrefetchForce(int32_t mode) { gRowPfForce.store(mode == 0 || mode == 1 ? mode : -1); }
 
 #ifndef AL_CPU_DISPATCH  // meson: the AVX2 TU is built (and linked) exactly when this is set
 const DotTable* dotAvx2() { return nullptr; }
@@ -333,6 +340,8 @@ bool spmvScattered32(const int32_t* idx, int64_t lo, int64_t hi, int64_t stride)
 bool spmvScattered64(const int64_t* idx, int64_t lo, int64_t hi, int64_t stride) {
     return spmvm::scattered(idx, lo, hi, stride);
 }
+
+void spmvRowPrefetchForce(int32_t mode) { spmvm::rowPrefetchForce(mode); }
 
 void spmvWidenBaseline(int32_t store, const uint16_t* src, float* dst, int64_t n) {
     const spmvm::DotTable& t = spmvm::dotBaseline();

@@ -60,6 +60,10 @@ const char* spmvWidenF16Isa();
 // streaming; stride is x's element stride. A performance choice only.
 bool spmvScattered32(const int32_t* idx, int64_t lo, int64_t hi, int64_t stride);
 bool spmvScattered64(const int64_t* idx, int64_t lo, int64_t hi, int64_t stride);
+// Test and benchmark hook: x prefetched inside long rows (the AVX2 dot
+// products of A x): -1 by their rule (the default), 0 never, 1 in every row
+// long enough to look ahead in. A performance choice only.
+void spmvRowPrefetchForce(int32_t mode);
 
 namespace spmvm {
 // Per-ISA checked dot products for float32/float64 (index int32/int64):
@@ -89,6 +93,7 @@ struct DotTable {
 };
 const DotTable& dotBaseline();
 const DotTable* dotAvx2();  // nullptr when not compiled in
+int32_t rowPrefetchForced();  // spmvRowPrefetchForce's mode
 
 // The transposed kernel's two launches, per ISA build.
 struct SpmvtTable {

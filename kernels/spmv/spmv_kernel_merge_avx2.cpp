@@ -14,6 +14,37 @@ namespace {
 
 constexpr int64_t kMinGather = 16;  // shorter spans: scalar is as fast
 
+// A long row's x, prefetched kInRowPf nonzeros ahead when it waits on
+// memory: x larger than the last-level cache can be trusted to hold
+// (kSpmvScatterPfMinBytes, the short rows' bound), and the row's indices
+// more than a cache line apart on average, so no hardware prefetcher follows
+// them. A smaller x stays cached, where the prefetches' index loads and load
+// slots cost more than they hide; a dense stretch of a row streams. 2 threads,
+// 2000 rows of 5000 sorted random columns of 1e6, through Python, ms
+// (scipy's / without / with, two alternating runs of the two builds):
+// float64 (8 MB x) 49.5 / 31.5 / 14.8 and 29.8 / 16.9 / 14.8; float32 (4 MB x)
+// 19.0 / 7.9 / 10.0 and 19.5 / 7.6 / 10.6. The indices are not checked yet:
+// clamped like the gathers' (an out-of-range address is never formed), and a
+// row that is not sorted counts as spread (prefetching then only costs).
+constexpr int64_t kInRowPf = 64;
+template <class T, class I>
+inline int64_t rowPrefetchEnd(const I* idx, int64_t ka, int64_t kb, uint64_t cols, int64_t step) {
+    const int32_t force = rowPrefetchForced();
+    if (force == 0) return ka;
+    if (force == 1) return kb - kInRowPf - step + 1;
+    if (cols <= static_cast<uint64_t>(kSpmvScatterPfMinBytes) / sizeof(T)) return ka;
+    const uint64_t span = static_cast<uint64_t>(static_cast<int64_t>(idx[kb - 1])) -
+                          static_cast<uint64_t>(static_cast<int64_t>(idx[ka]));
+    if (span / static_cast<uint64_t>(kb - ka) < 64 / sizeof(T)) return ka;
+    return kb - kInRowPf - step + 1;  // loop steps k < this have their x prefetched
+}
+template <int N, class T, class I>
+inline void prefetchX(const T* x, const I* idx, uint64_t cols) {
+    const uint64_t lim = cols - 1;  // cols > 0: the caller guarantees it
+    for (int j = 0; j < N; ++j)
+        __builtin_prefetch(x + std::min<uint64_t>(static_cast<uint64_t>(static_cast<int64_t>(idx[j])), lim));
+}
+
 inline double hsum(__m256d v) {
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
@@ -39,8 +70,10 @@ double f64i32(const double* val, const int32_t* idx, int64_t ka, int64_t kb, con
     const __m128i lim = _mm_set1_epi32(lim32(cols));
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     __m128i ok = _mm_set1_epi32(-1);
+    const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8);
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
+        if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
         __m128i i0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(idx + k));
         __m128i i1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(idx + k + 4));
         __m128i o0 = okU32(i0, lim), o1 = okU32(i1, lim);
@@ -62,8 +95,10 @@ double f64i64(const double* val, const int64_t* idx, int64_t ka, int64_t kb, con
     const __m256i lim = _mm256_set1_epi64x(lim64(cols));
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     __m256i ok = _mm256_set1_epi64x(-1);
+    const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8);
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
+        if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
         __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 4));
         __m256i o0 = okI64(i0, lim), o1 = okI64(i1, lim);
@@ -83,8 +118,10 @@ float f32i32(const float* val, const int32_t* idx, int64_t ka, int64_t kb, const
     const __m256i lim = _mm256_set1_epi32(lim32(cols));
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     __m256i ok = _mm256_set1_epi32(-1);
+    const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 16);
     int64_t k = ka;
     for (; k + 16 <= kb; k += 16) {
+        if (k < pfEnd) prefetchX<16>(x, idx + k + kInRowPf, cols);
         __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
         __m256i o0 = okU32(i0, lim), o1 = okU32(i1, lim);
@@ -104,8 +141,10 @@ float f32i64(const float* val, const int64_t* idx, int64_t ka, int64_t kb, const
     const __m256i lim = _mm256_set1_epi64x(lim64(cols));
     __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps();
     __m256i ok = _mm256_set1_epi64x(-1);
+    const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 8);
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
+        if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
         __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 4));
         __m256i o0 = okI64(i0, lim), o1 = okI64(i1, lim);

@@ -1,0 +1,92 @@
+"""``A @ x`` with long rows of scattered columns: x prefetched inside the
+rows (the AVX2 dot products) against not, and scipy, in one process,
+interleaved repetitions, medians (``_timing.interleaved``).
+
+Matrices: ``bench_spmv.py``'s power-law matrix (1e6 x 1e6, 1e7 nonzeros,
+about 64% of them in rows of over 1000), and ``rows`` rows of ``length``
+sorted random columns out of n, for n where x (n x value bytes) lies below,
+at and past the rule's 6 MiB bound. Candidates: scipy's ``S @ x``; ours
+with the default rule (``auto``: prefetched when x is past the bound and a
+row's columns are more than a cache line apart on average); ours with the
+prefetch forced off (``off``) and on in every long row (``on``,
+``_core.spmv_row_prefetch_force``). Each ratio is scipy's time over ours
+(> 1: ours is faster), the median over rounds of each round's own ratio
+(``_timing.paired_ratio``). The three results of ours are checked to be the
+same bits.
+
+    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N]
+"""
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _timing import interleaved, paired_ratio  # noqa: E402
+from bench_spmv import power_law  # noqa: E402
+
+import ascend_linalg  # noqa: E402
+from ascend_linalg import _core  # noqa: E402
+from ascend_linalg.sparse import csr_matrix  # noqa: E402
+
+warnings.simplefilter("ignore", FutureWarning)
+
+
+def long_rows(rng, n, rows, length):
+    idx = np.sort(rng.integers(0, n, (rows, length)), axis=1).ravel()
+    A = sp.csr_matrix((np.ones(idx.size), idx, np.arange(0, idx.size + 1, length)), shape=(rows, n))
+    A.sum_duplicates()
+    return A
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args()
+    if args.threads:
+        ascend_linalg.set_num_threads(args.threads)
+    repeats = 5 if args.quick else 15
+    rng = np.random.default_rng(0)
+    print(f"ascend_linalg {ascend_linalg.__version__}, {ascend_linalg.get_num_threads()} CPU threads, "
+          f"isa: {_core.cpu_isa()}")
+    cases = [("power-law 1e6", power_law(rng, 10**6, 10**7), (np.float32, np.float64))]
+    for n, rows, length in ((5 * 10**5, 2000, 5000), (10**6, 2000, 5000), (2 * 10**6, 2000, 5000),
+                            (4 * 10**6, 1000, 10000)):
+        cases.append((f"{rows}x{length} of {n:.0e}", long_rows(rng, n, rows, length), (np.float32, np.float64)))
+    print(f"{'matrix':>20} {'dtype':>8} {'x':>6} {'scipy ms':>9} {'auto ms':>8} {'off ms':>7} {'on ms':>6}"
+          f" {'auto':>6} {'off':>6} {'on':>6}")
+    try:
+        for name, M, dtypes in cases:
+            for dtype in dtypes:
+                S = M.astype(dtype)
+                S.data[:] = rng.standard_normal(S.nnz)
+                A = csr_matrix(S)
+                x = rng.standard_normal(S.shape[1]).astype(dtype)
+
+                def ours(mode, A=A, x=x):
+                    def run():
+                        _core.spmv_row_prefetch_force(mode)
+                        with ascend_linalg.use_backend("cpu"):
+                            return A @ x
+                    return run
+
+                got = [ours(m)() for m in (-1, 0, 1)]
+                assert all(np.array_equal(g.view(np.uint8), got[0].view(np.uint8)) for g in got)
+                samples = {}
+                med = interleaved({"scipy": lambda S=S, x=x: S @ x, "auto": ours(-1), "off": ours(0),
+                                   "on": ours(1)}, repeats=repeats, samples=samples)
+                r = {k: paired_ratio(samples, "scipy", k) for k in ("auto", "off", "on")}
+                mb = S.shape[1] * np.dtype(dtype).itemsize / 2**20
+                print(f"{name:>20} {np.dtype(dtype).name:>8} {mb:>4.0f}MB {med['scipy']*1e3:>9.2f}"
+                      f" {med['auto']*1e3:>8.2f} {med['off']*1e3:>7.2f} {med['on']*1e3:>6.2f}"
+                      f" {r['auto']:>6.2f} {r['off']:>6.2f} {r['on']:>6.2f}", flush=True)
+    finally:
+        _core.spmv_row_prefetch_force(-1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""x prefetched inside long rows of `A @ x` on the CPU device (the AVX2 dot
+products, kernels/spmv/spmv_kernel_merge_avx2.cpp): where x outgrows the
+cache and a row's columns are more than a cache line apart, each long row
+prefetches x 64 nonzeros ahead of its gathers. A performance choice only:
+the same bits and the same checks with it forced on, off or by the rule
+(``_core.spmv_row_prefetch_force``), and the prefetch of indices not yet
+checked stays in bounds."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ascend_linalg
+import ascend_linalg.sparse as asp
+from ascend_linalg import _core
+
+MODES = (-1, 0, 1)  # by the rule, never, in every long row
+
+
+@pytest.fixture(autouse=True)
+def rule_restored():
+    yield
+    _core.spmv_row_prefetch_force(-1)
+
+
+def _bits(a):
+    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
+
+
+def _long_rows(rng, dtype, index_dtype, ncols, sort, rows=97, length=3001):
+    # rows of 3001 nonzeros (the vector dot's length) between short ones;
+    # ncols 1e6: float64 x is 8 MB (past the rule's 6 MiB), float32 4 MB
+    lengths = np.where(np.arange(rows) % 3 == 0, length, rng.integers(0, 40, rows))
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    cols = rng.integers(0, ncols, indptr[-1])
+    if sort:
+        cols = np.concatenate([np.sort(cols[a:b]) for a, b in zip(indptr[:-1], indptr[1:])])
+    S = sp.csr_matrix((rng.standard_normal(indptr[-1]).astype(dtype), cols, indptr), shape=(rows, ncols))
+    A = asp.csr_matrix(S)
+    A.indices = A.indices.astype(index_dtype)
+    A.indptr = A.indptr.astype(index_dtype)
+    return S, A
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("ncols, sort", [(1_000_000, True), (1_000_000, False), (3001, True)])
+def test_same_bits_in_every_mode(rng, dtype, index_dtype, ncols, sort):
+    S, A = _long_rows(rng, dtype, index_dtype, ncols, sort)
+    x = rng.standard_normal(ncols).astype(dtype)
+    x[rng.integers(0, ncols, 5)] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    y0 = rng.standard_normal(S.shape[0]).astype(dtype)
+    got, fused = {}, {}
+    with ascend_linalg.use_backend("cpu"):
+        for mode in MODES:
+            _core.spmv_row_prefetch_force(mode)
+            got[mode] = A @ x
+            fused[mode] = asp.spmv(A, x, alpha=2.0, beta=0.5, y=y0.copy())
+    for mode in MODES:
+        np.testing.assert_array_equal(_bits(got[mode]), _bits(got[-1]))
+        np.testing.assert_array_equal(_bits(fused[mode]), _bits(fused[-1]))
+    # the long rows' vector dot sums in another order than scipy's loop
+    # (not S.astype: that sums duplicate columns, and inf * (a + b) is not
+    # inf * a + inf * b when a and b differ in sign)
+    S64 = sp.csr_matrix((S.data.astype(np.float64), S.indices, S.indptr), shape=S.shape)
+    ref = S64 @ x.astype(np.float64)
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(got[-1], ref, equal_nan=True, **tol)
+    np.testing.assert_allclose(fused[-1], 2.0 * ref + 0.5 * y0, equal_nan=True, **tol)
+    assert np.isnan(ref).any() and np.isnan(got[-1]).any()  # the specials reached a row
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("where", [0, 100, 2999])  # a long row's offset
+@pytest.mark.parametrize("bad", ["cols", "negative", "huge"])
+def test_bad_index_in_a_long_row_raises_in_every_mode(rng, dtype, index_dtype, where, bad):
+    # the prefetch reads indices 64 ahead of the gathers' checks: a bad one
+    # is clamped there, then caught by the checks; nothing is written but y
+    ncols = 1_000_000
+    S, A = _long_rows(rng, dtype, index_dtype, ncols, sort=True)
+    if bad == "huge" and index_dtype == np.int32:
+        value = np.iinfo(np.int32).max
+    else:
+        value = {"cols": ncols, "negative": -1, "huge": np.iinfo(np.int64).max // 2}[bad]
+    A.indices[A.indptr[3] + where] = value  # row 3 is long
+    x = rng.standard_normal(ncols).astype(dtype)
+    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
+    with ascend_linalg.use_backend("cpu"):
+        for mode in MODES:
+            _core.spmv_row_prefetch_force(mode)
+            with pytest.raises(ValueError, match="malformed"):
+                A @ x
+            with pytest.raises(ValueError, match="malformed"):
+                asp.spmv(A, x, alpha=2.0, beta=0.5, y=np.zeros(S.shape[0], dtype))
+    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_force_rejects_a_bad_mode():
+    for bad in (-2, 2, 100):
+        with pytest.raises(ValueError, match="row prefetch mode"):
+            _core.spmv_row_prefetch_force(bad)
