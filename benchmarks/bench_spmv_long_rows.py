@@ -14,7 +14,11 @@ prefetch forced off (``off``) and on in every long row (``on``,
 (``_timing.paired_ratio``). The three results of ours are checked to be the
 same bits.
 
-    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N]
+``--trans`` times ``A.T @ x`` instead: the long rows' scatter, in blocks the
+kernel counts as streaming, prefetches the partial (or y) when the blocks'
+partials together are past the bound.
+
+    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans]
 """
 import argparse
 import os
@@ -46,6 +50,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--trans", action="store_true", help="A.T @ x")
     args = ap.parse_args()
     if args.threads:
         ascend_linalg.set_num_threads(args.threads)
@@ -57,7 +62,8 @@ def main():
     for n, rows, length in ((5 * 10**5, 2000, 5000), (10**6, 2000, 5000), (2 * 10**6, 2000, 5000),
                             (4 * 10**6, 1000, 10000)):
         cases.append((f"{rows}x{length} of {n:.0e}", long_rows(rng, n, rows, length), (np.float32, np.float64)))
-    print(f"{'matrix':>20} {'dtype':>8} {'x':>6} {'scipy ms':>9} {'auto ms':>8} {'off ms':>7} {'on ms':>6}"
+    print("A.T @ x" if args.trans else "A @ x", "(target: the result for A.T @ x, x for A @ x)")
+    print(f"{'matrix':>20} {'dtype':>8} {'target':>6} {'scipy ms':>9} {'auto ms':>8} {'off ms':>7} {'on ms':>6}"
           f" {'auto':>6} {'off':>6} {'on':>6}")
     try:
         for name, M, dtypes in cases:
@@ -65,22 +71,23 @@ def main():
                 S = M.astype(dtype)
                 S.data[:] = rng.standard_normal(S.nnz)
                 A = csr_matrix(S)
-                x = rng.standard_normal(S.shape[1]).astype(dtype)
+                At, St = (A.T, S.T) if args.trans else (A, S)
+                x = rng.standard_normal(St.shape[1]).astype(dtype)
 
-                def ours(mode, A=A, x=x):
+                def ours(mode, At=At, x=x):
                     def run():
                         _core.spmv_row_prefetch_force(mode)
                         with ascend_linalg.use_backend("cpu"):
-                            return A @ x
+                            return At @ x
                     return run
 
                 got = [ours(m)() for m in (-1, 0, 1)]
                 assert all(np.array_equal(g.view(np.uint8), got[0].view(np.uint8)) for g in got)
                 samples = {}
-                med = interleaved({"scipy": lambda S=S, x=x: S @ x, "auto": ours(-1), "off": ours(0),
+                med = interleaved({"scipy": lambda St=St, x=x: St @ x, "auto": ours(-1), "off": ours(0),
                                    "on": ours(1)}, repeats=repeats, samples=samples)
                 r = {k: paired_ratio(samples, "scipy", k) for k in ("auto", "off", "on")}
-                mb = S.shape[1] * np.dtype(dtype).itemsize / 2**20
+                mb = St.shape[0 if args.trans else 1] * np.dtype(dtype).itemsize / 2**20
                 print(f"{name:>20} {np.dtype(dtype).name:>8} {mb:>4.0f}MB {med['scipy']*1e3:>9.2f}"
                       f" {med['auto']*1e3:>8.2f} {med['off']*1e3:>7.2f} {med['on']*1e3:>6.2f}"
                       f" {r['auto']:>6.2f} {r['off']:>6.2f} {r['on']:>6.2f}", flush=True)

@@ -1,10 +1,11 @@
-"""x prefetched inside long rows of `A @ x` on the CPU device (the AVX2 dot
-products, kernels/spmv/spmv_kernel_merge_avx2.cpp): where x outgrows the
-cache and a row's columns are more than a cache line apart, each long row
-prefetches x 64 nonzeros ahead of its gathers. A performance choice only:
-the same bits and the same checks with it forced on, off or by the rule
-(``_core.spmv_row_prefetch_force``), and the prefetch of indices not yet
-checked stays in bounds."""
+"""Long rows that prefetch their own target on the CPU device: in `A @ x`
+the AVX2 dot products prefetch x 64 nonzeros ahead of their gathers, in
+`A.T @ x` the scatter of a block that is not scattered prefetches its
+partial (or y) as a scattered block's rows do, where the target outgrows
+the cache and a row's columns are more than a cache line apart. A
+performance choice only: the same bits and the same checks with it forced
+on, off or by the rule (``_core.spmv_row_prefetch_force``), and the
+prefetch of indices not yet checked stays in bounds."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -20,6 +21,13 @@ MODES = (-1, 0, 1)  # by the rule, never, in every long row
 def rule_restored():
     yield
     _core.spmv_row_prefetch_force(-1)
+
+
+@pytest.fixture
+def threads():
+    old = ascend_linalg.get_num_threads()
+    yield ascend_linalg.set_num_threads
+    ascend_linalg.set_num_threads(old)
 
 
 def _bits(a):
@@ -44,36 +52,43 @@ def _long_rows(rng, dtype, index_dtype, ncols, sort, rows=97, length=3001):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("ncols, sort", [(1_000_000, True), (1_000_000, False), (3001, True)])
-def test_same_bits_in_every_mode(rng, dtype, index_dtype, ncols, sort):
+@pytest.mark.parametrize("trans", [False, True])
+def test_same_bits_in_every_mode(rng, threads, dtype, index_dtype, ncols, sort, trans):
+    # A.T @ x on two threads: two blocks' partials, 8 MB together in float32
+    # over 1e6 columns (past the rule's 6 MiB), 4 MB in float32 over 5e5
+    threads(2)
     S, A = _long_rows(rng, dtype, index_dtype, ncols, sort)
-    x = rng.standard_normal(ncols).astype(dtype)
-    x[rng.integers(0, ncols, 5)] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
-    y0 = rng.standard_normal(S.shape[0]).astype(dtype)
+    St = S.T if trans else S
+    x = rng.standard_normal(St.shape[1]).astype(dtype)
+    x[rng.integers(0, St.shape[1], 5)] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    y0 = rng.standard_normal(St.shape[0]).astype(dtype)
     got, fused = {}, {}
     with ascend_linalg.use_backend("cpu"):
         for mode in MODES:
             _core.spmv_row_prefetch_force(mode)
-            got[mode] = A @ x
-            fused[mode] = asp.spmv(A, x, alpha=2.0, beta=0.5, y=y0.copy())
+            got[mode] = A.T @ x if trans else A @ x
+            fused[mode] = asp.spmv(A, x, alpha=2.0, beta=0.5, y=y0.copy(), trans=trans)
     for mode in MODES:
         np.testing.assert_array_equal(_bits(got[mode]), _bits(got[-1]))
         np.testing.assert_array_equal(_bits(fused[mode]), _bits(fused[-1]))
-    # the long rows' vector dot sums in another order than scipy's loop
-    # (not S.astype: that sums duplicate columns, and inf * (a + b) is not
-    # inf * a + inf * b when a and b differ in sign)
+    # the long rows' vector dot (and the two blocks' partials of A.T @ x)
+    # sum in another order than scipy's loop (not S.astype: that sums
+    # duplicate columns, and inf * (a + b) is not inf * a + inf * b when a
+    # and b differ in sign)
     S64 = sp.csr_matrix((S.data.astype(np.float64), S.indices, S.indptr), shape=S.shape)
-    ref = S64 @ x.astype(np.float64)
+    ref = (S64.T if trans else S64) @ x.astype(np.float64)
     tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(got[-1], ref, equal_nan=True, **tol)
     np.testing.assert_allclose(fused[-1], 2.0 * ref + 0.5 * y0, equal_nan=True, **tol)
-    assert np.isnan(ref).any() and np.isnan(got[-1]).any()  # the specials reached a row
+    assert np.isnan(ref).any() and np.isnan(got[-1]).any()  # the specials reached a sum
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("where", [0, 100, 2999])  # a long row's offset
 @pytest.mark.parametrize("bad", ["cols", "negative", "huge"])
-def test_bad_index_in_a_long_row_raises_in_every_mode(rng, dtype, index_dtype, where, bad):
+@pytest.mark.parametrize("trans", [False, True])
+def test_bad_index_in_a_long_row_raises_in_every_mode(rng, threads, dtype, index_dtype, where, bad, trans):
     # the prefetch reads indices 64 ahead of the gathers' checks: a bad one
     # is clamped there, then caught by the checks; nothing is written but y
     ncols = 1_000_000
@@ -83,15 +98,16 @@ def test_bad_index_in_a_long_row_raises_in_every_mode(rng, dtype, index_dtype, w
     else:
         value = {"cols": ncols, "negative": -1, "huge": np.iinfo(np.int64).max // 2}[bad]
     A.indices[A.indptr[3] + where] = value  # row 3 is long
-    x = rng.standard_normal(ncols).astype(dtype)
+    threads(2)
+    x = rng.standard_normal(S.shape[0] if trans else ncols).astype(dtype)
     snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
     with ascend_linalg.use_backend("cpu"):
         for mode in MODES:
             _core.spmv_row_prefetch_force(mode)
             with pytest.raises(ValueError, match="malformed"):
-                A @ x
+                A.T @ x if trans else A @ x
             with pytest.raises(ValueError, match="malformed"):
-                asp.spmv(A, x, alpha=2.0, beta=0.5, y=np.zeros(S.shape[0], dtype))
+                asp.spmv(A, x, alpha=2.0, beta=0.5, y=np.zeros(ncols if trans else S.shape[0], dtype), trans=trans)
     for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
         np.testing.assert_array_equal(a, b)
 

@@ -93,7 +93,6 @@ struct DotTable {
 };
 const DotTable& dotBaseline();
 const DotTable* dotAvx2();  // nullptr when not compiled in
-int32_t rowPrefetchForced();  // spmvRowPrefetchForce's mode
 
 // The transposed kernel's two launches, per ISA build.
 struct SpmvtTable {

@@ -33,9 +33,7 @@ inline int64_t rowPrefetchEnd(const I* idx, int64_t ka, int64_t kb, uint64_t col
     if (force == 0) return ka;
     if (force == 1) return kb - kInRowPf - step + 1;
     if (cols <= static_cast<uint64_t>(kSpmvScatterPfMinBytes) / sizeof(T)) return ka;
-    const uint64_t span = static_cast<uint64_t>(static_cast<int64_t>(idx[kb - 1])) -
-                          static_cast<uint64_t>(static_cast<int64_t>(idx[ka]));
-    if (span / static_cast<uint64_t>(kb - ka) < 64 / sizeof(T)) return ka;
+    if (!spreadRow<T>(idx, ka, kb)) return ka;
     return kb - kInRowPf - step + 1;  // loop steps k < this have their x prefetched
 }
 template <int N, class T, class I>

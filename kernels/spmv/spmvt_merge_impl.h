@@ -209,10 +209,13 @@ __attribute__((always_inline)) inline int walkRows(const I* indptr, const Segmen
 // anything it implies.
 // Own: column ownership (OwnedColumns; streaming blocks only): the nonzeros
 // go to own->target, set by each span's check.
+// longPf (blocks not scattered): kLongPfSpread, rows of kLongRow nonzeros or
+// more that are spread (spreadRow) prefetch their target as scattered rows
+// do; kLongPfAll, every such row; kLongPfNone, none (longRowPrefetch).
 template <bool Touch, int Pf, bool Own = false, class T, class I, class V>
 int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* part,
                 unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows,
-                OwnedColumns<T>* own = nullptr) {
+                OwnedColumns<T>* own = nullptr, int longPf = kLongPfNone) {
     static_assert(!Own || (Touch && Pf == kPfStream), "ownership is for streaming partial blocks");
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
     int64_t chk = s.k0;  // nonzeros [.., chk) are checked, their pages zeroed
@@ -278,12 +281,25 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             unrolledScatter(val, idx, kb, kb - ka, xr, tgt());
             return true;
         }
+        // A long row spread over a target past the cache: prefetched like a
+        // scattered row's (the same sums; the block's last kPrefetch
+        // nonzeros prefetch nothing).
+        const bool rowPf = longPf != kLongPfNone && kb - ka >= kLongRow &&
+                           (longPf == kLongPfAll || spreadRow<T>(idx, ka, kb));
+        auto scatter = [&](int64_t a, int64_t e) __attribute__((always_inline)) {
+            if (rowPf) {
+                const int64_t ef = std::max(a, std::min(e, s.k1 - kPrefetch));
+                scatterRowPf(val, idx, a, ef, xr, tgt(), lim);
+                a = ef;
+            }
+            scatterRow(val, idx, a, e, xr, tgt());
+        };
         while (kb > chk) {
-            scatterRow(val, idx, ka, chk, xr, tgt());
+            scatter(ka, chk);
             ka = chk;
             if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part0, flags, t, &zeroed, 1, ow)) return false;
         }
-        scatterRow(val, idx, ka, kb, xr, tgt());
+        scatter(ka, kb);
         return true;
     };
     return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
@@ -427,20 +443,21 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         const int64_t pfMin = shortRows ? kScatterPfShortMinBytes : kScatterPfMinBytes;
         int bad;
         const int pm = planPrefetchMode(idx, s.k0, s.k1, 1, partBytes, spmvInCachePlan(t), pfMin);
+        const int longPf = longRowPrefetch(partBytes);
         if (!direct && pm == kPfStream && ownsColumns<T>(t, nb) && !scattered(idx, s.k0, s.k1, 1)) {
             // (not scattered: a plan may stream a scattered block; such a
             // block keeps the partial whatever the plan, so every plan sums
             // alike)
             OwnedColumns<T> own{static_cast<T*>(args[4]), t.pages * b / nb, t.pages * (b + 1) / nb, part};
-            bad = scatterRows<true, kPfStream, true>(indptr, idx, val, x, xs, part, flags, t, s, rows, &own);
+            bad = scatterRows<true, kPfStream, true>(indptr, idx, val, x, xs, part, flags, t, s, rows, &own, longPf);
             if (bad) flagError(ws);
             return;
         }
 #define AL_SPMVT_ROWS(TOUCH)                                                                          \
     switch (pm) {                                                                                     \
         case kPfScattered: bad = scatterRows<TOUCH, kPfScattered>(indptr, idx, val, x, xs, part, flags, t, s, rows); break; \
-        case kPfStream: bad = scatterRows<TOUCH, kPfStream>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;       \
-        default: bad = scatterRows<TOUCH, kPfNone>(indptr, idx, val, x, xs, part, flags, t, s, rows); break;               \
+        case kPfStream: bad = scatterRows<TOUCH, kPfStream>(indptr, idx, val, x, xs, part, flags, t, s, rows, static_cast<OwnedColumns<T>*>(nullptr), longPf); break; \
+        default: bad = scatterRows<TOUCH, kPfNone>(indptr, idx, val, x, xs, part, flags, t, s, rows, static_cast<OwnedColumns<T>*>(nullptr), longPf); break;        \
     }
         if (direct) AL_SPMVT_ROWS(false)
         else AL_SPMVT_ROWS(true)
