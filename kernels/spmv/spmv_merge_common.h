@@ -22,9 +22,7 @@
 
 namespace al {
 namespace spmvm {
-
-// spmvRowPrefetchForce's mode (spmv_kernel_merge.cpp): -1 the rule, 0 never, 1 always.
-int32_t rowPrefetchForced();
+int32_t rowPrefetchForced();  // spmvRowPrefetchForce's mode (spmv_kernel_merge.cpp)
 // Internal linkage: each ISA's TU gets its own copy of these templates, so the
 // linker can never hand the baseline TU an instantiation compiled with -mavx2.
 namespace {
@@ -342,21 +340,14 @@ template <class V> inline void prefetchAhead(const V* p) {
 // with other tenants. The transposed kernel applies the same bound to its
 // blocks' partials together (its figures are in spmvt_merge_impl.h).
 constexpr int64_t kScatterPfMinBytes = kSpmvScatterPfMinBytes;
-// Whether a long row's nonzeros [ka, kb) (kb > ka) lie more than a cache
-// line apart on average in a target of T: a sorted row that sparse is no
-// stream any hardware prefetcher follows, though scattered() calls its
-// block near (each index is within 16 KiB of the one before). Such rows
-// prefetch their own target past the cache (the AVX2 dot of A x, the
-// scatter of A^T x). The indices are not checked yet: wrapping arithmetic,
-// and a row that is not sorted counts as spread.
-// Which long rows of a block that is not scattered prefetch their target:
-// past kScatterPfMinBytes, those spreadRow finds spread, unless the test
-// hook (spmvRowPrefetchForce) says none or all.
+// A long sorted row whose indices lie over a cache line apart on average
+// (spreadRow, kb > ka; unchecked indices, wrapping: unsorted is spread) is no
+// hardware stream, though scattered() calls it near: past kScatterPfMinBytes
+// it prefetches its target (AVX2 dot of A x, scatter of A^T x).
 enum : int { kLongPfNone = 0, kLongPfSpread = 1, kLongPfAll = 2 };
-inline int longRowPrefetch(int64_t targetBytes) {
-    const int32_t force = rowPrefetchForced();
-    if (force >= 0) return force ? kLongPfAll : kLongPfNone;
-    return targetBytes > kSpmvScatterPfMinBytes ? kLongPfSpread : kLongPfNone;
+inline int longRowPrefetch(int64_t targetBytes) {  // rowPrefetchForced: -1 rule, 0 none, 1 all
+    const int32_t f = rowPrefetchForced();
+    return f >= 0 ? (f ? kLongPfAll : kLongPfNone) : targetBytes > kScatterPfMinBytes ? kLongPfSpread : kLongPfNone;
 }
 template <class T, class I>
 inline bool spreadRow(const I* idx, int64_t ka, int64_t kb) {
