@@ -29,11 +29,9 @@ constexpr int64_t kMinGather = 16;  // shorter spans: scalar is as fast
 constexpr int64_t kInRowPf = 64;
 template <class T, class I>
 inline int64_t rowPrefetchEnd(const I* idx, int64_t ka, int64_t kb, uint64_t cols, int64_t step) {
-    const int32_t force = rowPrefetchForced();
-    if (force == 0) return ka;
-    if (force == 1) return kb - kInRowPf - step + 1;
-    if (cols <= static_cast<uint64_t>(kSpmvScatterPfMinBytes) / sizeof(T)) return ka;
-    if (!spreadRow<T>(idx, ka, kb)) return ka;
+    const int64_t xBytes = static_cast<int64_t>(std::min<uint64_t>(cols, uint64_t(1) << 40) * sizeof(T));
+    const int mode = longRowPrefetch(xBytes);
+    if (mode == kLongPfNone || (mode == kLongPfSpread && !spreadRow<T>(idx, ka, kb))) return ka;
     return kb - kInRowPf - step + 1;  // loop steps k < this have their x prefetched
 }
 template <int N, class T, class I>

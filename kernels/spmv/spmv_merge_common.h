@@ -340,10 +340,9 @@ template <class V> inline void prefetchAhead(const V* p) {
 // with other tenants. The transposed kernel applies the same bound to its
 // blocks' partials together (its figures are in spmvt_merge_impl.h).
 constexpr int64_t kScatterPfMinBytes = kSpmvScatterPfMinBytes;
-// A long sorted row whose indices lie over a cache line apart on average
-// (spreadRow, kb > ka; unchecked indices, wrapping: unsorted is spread) is no
-// hardware stream, though scattered() calls it near: past kScatterPfMinBytes
-// it prefetches its target (AVX2 dot of A x, scatter of A^T x).
+// A long row with indices over a line apart on average (spreadRow, kb > ka;
+// unchecked, wrapping: unsorted is spread) is no hardware stream, though
+// scattered() says near: past the bound it prefetches (A x dot, A^T x scatter).
 enum : int { kLongPfNone = 0, kLongPfSpread = 1, kLongPfAll = 2 };
 inline int longRowPrefetch(int64_t targetBytes) {  // rowPrefetchForced: -1 rule, 0 none, 1 all
     const int32_t f = rowPrefetchForced();
