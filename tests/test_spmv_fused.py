@@ -109,6 +109,62 @@ def test_strided_and_reversed_y_written_in_place():
     np.testing.assert_allclose(base[::-2], want)
 
 
+def _unaligned(a):
+    """A copy of a whose data starts one byte past an aligned address."""
+    buf = np.frombuffer(bytearray(a.nbytes + 1), dtype=a.dtype, offset=1, count=a.size).reshape(a.shape)
+    assert not buf.flags.aligned
+    buf[...] = a
+    return buf
+
+
+@pytest.mark.parametrize("which", ["y", "x", "data", "indices", "all"])
+@pytest.mark.parametrize("trans", [False, True])
+def test_unaligned_arrays(which, trans):
+    """The kernels read through typed pointers: an unaligned array (any of
+    them) is read from an aligned copy, an unaligned y written through one
+    and copied back; the caller's arrays are otherwise untouched."""
+    rng = np.random.default_rng(5)
+    S = matrix(rng, 9, 7, np.float64)
+    x = rng.standard_normal(9 if trans else 7)
+    y0 = rng.standard_normal(7 if trans else 9)
+    want = reference(S, x, 2.0, 0.5, y0, trans)
+    data, indices, indptr = S.data, S.indices, S.indptr
+    if which in ("data", "all"):
+        data = _unaligned(data)
+    if which in ("indices", "all"):
+        indices = _unaligned(indices)
+    if which in ("x", "all"):
+        x = _unaligned(x)
+    y = _unaligned(y0) if which in ("y", "all") else y0.copy()
+    A = csr_array(S, copy=True)
+    A.data, A.indices = data, indices  # the constructor would copy them
+    assert A.data is data and A.indices is indices
+    before = [a.copy() for a in (data, indices, x)]
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+        out = spmv(A, x, alpha=2.0, beta=0.5, y=y, trans=trans)
+        plain = (A.T if trans else A) @ x
+    assert out is y
+    np.testing.assert_allclose(y, want.real, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(plain, reference(S, x, 1.0, 0, None, trans).real, rtol=1e-12, atol=1e-12)
+    assert [r[1] for r in recs] == ["cpu", "cpu"], recs
+    for a, b in zip((data, indices, x), before):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("which", ["x", "y", "data", "indices", "indptr", "alpha"])
+def test_core_refuses_unaligned_arrays(which):
+    """_core.spmv itself raises for an unaligned array rather than read it."""
+    from ascend_linalg import _core
+    rng = np.random.default_rng(6)
+    S = matrix(rng, 5, 4, np.float64)
+    args = {"alpha": np.ones(1), "indptr": S.indptr, "indices": S.indices, "data": S.data,
+            "x": rng.standard_normal(4), "beta": np.zeros(1), "y": np.zeros(5)}
+    args[which] = _unaligned(args[which])
+    with pytest.raises(ValueError, match="aligned"):
+        _core.spmv("cpu", False, args["alpha"], args["indptr"], args["indices"], args["data"], 5, 4,
+                   args["x"], args["beta"], args["y"])
+
+
 def test_y_with_odd_stride_on_a_length_one_axis():
     # numpy calls such a y C-contiguous (length-1 axes' strides are ignored),
     # but the kernel takes strides in items: it is written through a copy

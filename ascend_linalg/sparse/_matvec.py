@@ -21,6 +21,14 @@ _ZERO = {t: np.zeros(1, dtype=t) for t in _KERNEL_DTYPES}
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
+def aligned(a):
+    """``a``, or an aligned copy of it: the kernels read every array through
+    typed pointers, which must be aligned (an array made with
+    ``np.frombuffer(..., offset=1)`` is not; ``np.ascontiguousarray`` keeps
+    it as it is, and ``_core.spmv`` refuses it)."""
+    return a if a.flags.aligned else np.array(a)
+
+
 def _index_arrays(indptr, indices):
     """(indptr, indices) as one int32/int64 dtype, or None when they are not integers."""
     if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
@@ -28,14 +36,14 @@ def _index_arrays(indptr, indices):
     if indptr.dtype != indices.dtype or indptr.dtype not in _INDEX_DTYPES:
         indptr = np.asarray(indptr, dtype=np.int64)
         indices = np.asarray(indices, dtype=np.int64)
-    return np.ascontiguousarray(indptr), np.ascontiguousarray(indices)
+    return aligned(np.ascontiguousarray(indptr)), aligned(np.ascontiguousarray(indices))
 
 
 def _operand(x, dtype, trans, backend):
     """x as the kernel of ``op(A) @ x`` (``trans``: op is A^T) on ``backend``
     reads it."""
-    if x.dtype != dtype:
-        return x.astype(dtype)  # C order
+    if x.dtype != dtype or not x.flags.aligned:
+        return x.astype(dtype)  # C order, aligned
     if x.flags.c_contiguous:
         return x
     item = dtype.itemsize
@@ -89,6 +97,15 @@ def matvec(A, other, transposed):
     if backend == "scipy":
         record(op, "scipy")
         return None
+    if backend == "cpu" and other.ndim == 1:
+        # The common call (one vector, matching native dtypes, contiguous
+        # arrays) in one step; None: anything else, decided below.
+        M, N = A._shape_as_2d
+        y = _core.spmv_fast(transposed, A.data, A.indices, A.indptr, N if transposed else M,
+                            M if transposed else N, other)
+        if y is not None:
+            record(op, backend)
+            return y
     dtype = A.dtype
     if other.dtype != dtype or dtype not in _KERNEL_DTYPES:  # the same kernel dtype: upcast is itself
         dtype = np.dtype(upcast_char(dtype.char, other.dtype.char))
@@ -104,7 +121,7 @@ def matvec(A, other, transposed):
         record(op, "scipy", f"index arrays of dtype {srcs[1].dtype} are not integers")
         return None
     indptr, indices = index
-    data = np.ascontiguousarray(srcs[0], dtype=dtype)
+    data = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
     x = _operand(other, dtype, transposed, backend)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
     try:

@@ -14,7 +14,7 @@ from .._core import HostError
 from .._routing import kernel_lacking, record, route, use_backend
 from ._classes import _Routed
 from ._residency import track
-from ._matvec import _KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, run_spmv, sources
+from ._matvec import _KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, aligned, run_spmv, sources
 
 __all__ = ["spmv"]
 
@@ -96,13 +96,13 @@ def _raw_csr(A, shape):
 
 def _kernel_target(y, itemsize, *inputs):
     """The array the kernel writes: y itself, or a copy of it (written back
-    by the caller) where the kernel cannot write y in place: strides that are
-    negative or not whole elements, or memory that y may share with an input
-    (``spmv(A, x, y=x)``). The kernels write y while other threads still
+    by the caller) where the kernel cannot write y in place: an unaligned y,
+    strides that are negative or not whole elements, or memory that y may
+    share with an input (``spmv(A, x, y=x)``). The kernels write y while other threads still
     read x and A, so writing an input in place would give wrong sums; numpy's
     ``out=`` buffers such overlap in the same way. ``np.may_share_memory``
     only compares the arrays' bounds: no cost worth counting."""
-    if all(s >= 0 and s % itemsize == 0 for s in y.strides) and not any(
+    if y.flags.aligned and all(s >= 0 and s % itemsize == 0 for s in y.strides) and not any(
             np.may_share_memory(y, a) for a in inputs):
         return y
     return np.array(y)
@@ -206,7 +206,7 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
-            values = np.ascontiguousarray(srcs[0], dtype=dtype)
+            values = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
             operand = _operand(x, dtype, kernel_trans, backend)
             # (not flags.c_contiguous: that ignores the strides of length-1 axes)
             target = _kernel_target(y, dtype.itemsize, operand, values, index[0], index[1])
@@ -277,7 +277,7 @@ def _spmv_half_native(raw, xc, alpha, beta, yc, trans, rows):
     out_shape = (rows,) + xc.shape[1:]
     if yc is None:
         yc = np.empty(out_shape, dtype=_F32) if beta == 0 else np.zeros(out_shape, dtype=_F32)
-    values = np.ascontiguousarray(data)
+    values = aligned(np.ascontiguousarray(data))
     operand = _operand(xc, _F32, trans, "cpu")
     target = _kernel_target(yc, 4, operand, values, index[0], index[1])
     _core.spmv("cpu", trans, np.array([alpha], dtype=_F32), index[0], index[1], values,
@@ -294,7 +294,7 @@ def _as_compute(a, compute):
     values, numpy's cast 1.2 ms)."""
     a = np.asarray(a)
     if (a.dtype == np.float16 and compute == _F32 and a.dtype.isnative and a.flags.c_contiguous
-            and route("spmv") != "scipy"):
+            and a.flags.aligned and route("spmv") != "scipy"):
         return _core.widen_f16(a.view(np.uint16))
     return np.asarray(a, dtype=compute)
 

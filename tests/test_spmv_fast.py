@@ -1,0 +1,221 @@
+"""The one-step binding behind ``A @ x`` on the CPU device (``_core.spmv_fast``).
+
+Every case runs twice, once with the binding and once with it switched off
+(the general path in ``_matvec.matvec``): both must give the same outcome
+(result bits, dtype, shape and type, or the same exception and message), the
+same dispatch record, and leave the operands unchanged; the binding must take
+exactly the cases it is meant to take (1-D, matching native dtypes,
+contiguous, aligned) and hand every other back. Results are also checked
+against scipy's own product.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ascend_linalg
+import ascend_linalg.sparse as asp
+from ascend_linalg import _core
+from ascend_linalg.testing import dispatch_records
+
+pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+def _matrix(rng, m, n, dtype=np.float64, density=0.3, kind=asp.csr_matrix):
+    S = sp.random(m, n, density=density, format="csr", random_state=rng)
+    if np.dtype(dtype).kind == "c":
+        S.data = S.data + 1j * rng.standard_normal(S.nnz)
+    elif np.dtype(dtype).kind in "iu":
+        S.data = rng.integers(-5, 6, S.nnz).astype(np.float64)
+    return kind(S.astype(dtype))
+
+
+def _unaligned(x):
+    buf = np.frombuffer(bytearray(x.nbytes + 1), dtype=x.dtype, offset=1, count=x.size)
+    assert not buf.flags.aligned
+    buf[...] = x
+    return buf
+
+
+def _cases():
+    """(label, build(rng) -> (A, x), fast)."""
+    def plain(dtype, kind=asp.csr_matrix, m=7, n=11):
+        def build(rng):
+            A = _matrix(rng, m, n, dtype, kind=kind)
+            return A, (rng.standard_normal(A.shape[-1]) * 3).astype(dtype)
+        return build
+
+    def with_x(fn, dtype=np.float64):
+        def build(rng):
+            A = _matrix(rng, 7, 11, dtype)
+            return A, fn(rng.standard_normal(11))
+        return build
+
+    def with_arrays(fn):
+        def build(rng):
+            A = _matrix(rng, 9, 13)
+            fn(A)
+            return A, rng.standard_normal(13)
+        return build
+
+    def int64_indices(A):
+        A.indices, A.indptr = A.indices.astype(np.int64), A.indptr.astype(np.int64)
+
+    def mixed_indices(A):
+        A.indices = A.indices.astype(np.int64)
+
+    def strided_data(A):
+        big = np.zeros(2 * A.nnz)
+        big[::2] = A.data
+        A.data = big[::2]
+
+    def unaligned_data(A):
+        A.data = _unaligned(A.data)
+
+    def unaligned_indices(A):
+        A.indices = _unaligned(A.indices)
+
+    def bad_index(A):
+        A.indices[-1] = A.shape[1]
+
+    def bad_indptr(A):
+        A.indptr[3] = A.indptr[-1] + 5
+
+    def short_indptr(A):
+        A.indptr = A.indptr[:-1].copy()
+
+    return [
+        ("float64", plain(np.float64), True),
+        ("float32", plain(np.float32), True),
+        ("complex64", plain(np.complex64), True),
+        ("complex128", plain(np.complex128), True),
+        ("int32", plain(np.int32), True),
+        ("int64", plain(np.int64), True),
+        ("csc float64 (transposed kernel)", plain(np.float64, asp.csc_matrix), True),
+        ("csr_array", plain(np.float32, asp.csr_array), True),
+        ("csc_array complex128", plain(np.complex128, asp.csc_array), True),
+        ("0 x 5", plain(np.float64, m=0, n=5), True),
+        ("5 x 0", plain(np.float64, m=5, n=0), True),
+        ("1 x 1", plain(np.float64, m=1, n=1), True),
+        ("int64 indices", with_arrays(int64_indices), True),
+        ("bad index", with_arrays(bad_index), True),
+        ("bad indptr", with_arrays(bad_indptr), True),
+        ("inf and nan in x", with_x(lambda x: np.where(np.arange(11) % 3 == 0, np.inf, x) * np.where(
+            np.arange(11) == 4, np.nan, 1.0)), True),
+        ("indptr one short", with_arrays(short_indptr), False),
+        ("int32 indptr, int64 indices", with_arrays(mixed_indices), False),
+        ("strided data", with_arrays(strided_data), False),
+        ("float32 matrix, float64 x", with_x(lambda x: x, np.float32), False),
+        ("float64 matrix, float32 x", with_x(lambda x: x.astype(np.float32)), False),
+        ("int32 matrix, float64 x", with_x(lambda x: x, np.int32), False),
+        ("bool matrix", plain(np.bool_), False),
+        ("strided x", with_x(lambda x: np.repeat(x, 2)[::2]), False),
+        ("reversed x", with_x(lambda x: x[::-1]), False),
+        ("big-endian x", with_x(lambda x: x.astype(">f8")), False),
+        ("unaligned x", with_x(_unaligned), False),
+        ("ndarray subclass x", with_x(lambda x: x.view(_Sub)), False),
+        ("unaligned data", with_arrays(unaligned_data), False),
+        ("unaligned indices", with_arrays(unaligned_indices), False),
+    ]
+
+
+CASES = _cases()
+
+
+def _outcome(fn):
+    try:
+        return "ok", fn()
+    except Exception as exc:  # noqa: BLE001 (compared between the two paths)
+        return "raised", exc
+
+
+@pytest.mark.parametrize("label,build,fast", CASES, ids=[c[0] for c in CASES])
+def test_fast_binding_matches_general_path(monkeypatch, label, build, fast):
+    real = _core.spmv_fast
+    runs = {}
+    for path in ("fast", "general"):
+        A, x = build(np.random.default_rng(len(label)))  # the same operands for both paths
+        arrays = [A.data, A.indices, A.indptr, x]
+        before = [a.copy() for a in arrays]
+        taken = []
+
+        def spy(*args, **kwargs):
+            try:
+                out = real(*args, **kwargs)
+            except Exception:
+                taken.append(True)  # it took the call: a malformed matrix raises from the kernel
+                raise
+            taken.append(out is not None)
+            return out
+        monkeypatch.setattr(_core, "spmv_fast", spy if path == "fast" else (lambda *a, **k: None))
+        with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+            kind, value = _outcome(lambda: A @ x)
+        for a, b in zip(arrays, before):
+            assert np.array_equal(a, b, equal_nan=True) and a.dtype == b.dtype, (label, path)
+        if path == "fast":
+            # a case the binding must refuse may also never reach it (scipy's
+            # own checks first, a dtype the kernels lack)
+            assert taken == [True] if fast else not any(taken), (label, taken)
+        runs[path] = (kind, value, recs, A, x)
+    (k1, v1, r1, A, x), (k2, v2, r2, _, _) = runs["fast"], runs["general"]
+    assert k1 == k2, (label, v1, v2)
+    if k1 == "raised":
+        assert type(v1) is type(v2) and str(v1) == str(v2), label
+        assert isinstance(v1, ValueError), (label, v1)
+        return
+    assert r1 == r2, label
+    assert type(v1) is type(v2) and v1.dtype == v2.dtype and np.shape(v1) == np.shape(v2), label
+    assert np.array_equal(np.asarray(v1).view(np.uint8), np.asarray(v2).view(np.uint8)), label
+    # and scipy's own product on the same arrays
+    ref_cls = {asp.csr_matrix: sp.csr_matrix, asp.csc_matrix: sp.csc_matrix,
+               asp.csr_array: sp.csr_array, asp.csc_array: sp.csc_array}[type(A)]
+    ref = ref_cls((A.data, A.indices, A.indptr), shape=A.shape) @ np.asarray(x)
+    assert v1.dtype == ref.dtype and v1.shape == ref.shape, label
+    if v1.dtype.kind in "iu":
+        assert np.array_equal(v1, ref), label
+    else:
+        single = v1.dtype in (np.float32, np.complex64)
+        np.testing.assert_allclose(v1, ref, rtol=1e-5 if single else 1e-12, atol=1e-5 if single else 1e-12,
+                                   equal_nan=True)
+
+
+def test_fast_binding_taken_under_cpu_only(monkeypatch):
+    """Under the scipy backend (and auto without an NPU) the binding is never asked."""
+    calls = []
+    monkeypatch.setattr(_core, "spmv_fast", lambda *a, **k: calls.append(1))
+    A = _matrix(np.random.default_rng(0), 5, 6)
+    for backend in ("scipy", "auto"):
+        with ascend_linalg.use_backend(backend):
+            if backend == "auto" and ascend_linalg.devices()[0]["usable"]:
+                continue
+            A @ np.ones(6)
+    assert calls == []
+
+
+def test_fast_binding_hands_back_bad_arguments():
+    """Direct calls: anything outside the common case is None, not an error."""
+    rng = np.random.default_rng(1)
+    A = _matrix(rng, 6, 4)
+    d, j, p = A.data, A.indices, A.indptr
+    x = rng.standard_normal(4)
+    ok = _core.spmv_fast(False, d, j, p, 6, 4, x)
+    np.testing.assert_allclose(ok, sp.csr_matrix(A) @ x, rtol=1e-12, atol=1e-12)
+    xt = rng.standard_normal(6)
+    np.testing.assert_allclose(_core.spmv_fast(True, d, j, p, 6, 4, xt), sp.csr_matrix(A).T @ xt,
+                               rtol=1e-12, atol=1e-12)
+    for args in [
+        (False, d, j, p, 6, 4, x[:3]),                    # x too short
+        (False, d, j, p, 6, 4, np.ones(6)),               # x of op(A)^T's length
+        (True, d, j, p, 6, 4, x),                         # transposed: x must have 6
+        (False, d, j, p, 5, 4, x),                        # indptr is not rows + 1
+        (False, d, j, p, -1, 4, x),                       # negative shape
+        (False, d, j, p, 6, 4, x.reshape(2, 2)),          # 2-D x
+        (False, d, j, p, 6, 4, list(x)),                  # not an ndarray
+        (False, d.reshape(1, -1), j, p, 6, 4, x),         # 2-D data
+        (False, d, j.astype(np.uint32), p.astype(np.uint32), 6, 4, x),  # unsigned indices
+        (False, d.astype(np.float16), j, p, 6, 4, x.astype(np.float16)),  # no kernel dtype here
+    ]:
+        assert _core.spmv_fast(*args) is None, args
