@@ -40,8 +40,13 @@ MESON=("$PYTHON" -m mesonbuild.mesonmain)
 echo "== configure + build ($SANITIZE) in $BUILD"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
     # b_lundef=false: a sanitized shared object may leave the runtime's symbols
-    # to the preloaded libasan. debugoptimized keeps frames for the reports.
-    "${MESON[@]}" setup "$BUILD" -Dbuildtype=debugoptimized -Db_sanitize="$SANITIZE" \
+    # to the preloaded libasan. -O1 -g keeps frames for the reports. -O1, not
+    # debugoptimized's -O2: the SpMV kernel units instantiate their row loops
+    # for every value, index, prefetch and beta combination, and with the
+    # sanitizers' checks inlined -O2 took 9-27 minutes a unit on a 2-core
+    # host (spmv_kernel_merge_avx2.cpp: 527 s at -O2, 88 s at -O1), about
+    # 28 minutes of CI's build.
+    "${MESON[@]}" setup "$BUILD" -Dbuildtype=debug -Doptimization=1 -Db_sanitize="$SANITIZE" \
         -Db_lundef=false -Dcpp_args=-fno-omit-frame-pointer
 fi
 "${MESON[@]}" compile -C "$BUILD"
