@@ -304,20 +304,46 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
     };
     return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
         const int64_t ce = static_cast<int64_t>(indptr[re]);
-        if (Own || Pf != kPfNone || ce - a > kFastAvg * (re - r)) return 0;
+        if (Pf == kPfScattered || ce - a > kFastAvg * (re - r)) return 0;
+        if constexpr (Pf == kPfStream) {
+            // A streaming block's chunk of short rows that mostly continue
+            // runs (kRunScatter types): the runs, one span at a time (each
+            // span checked when the rows reach it, its target set: Own); a
+            // row that crosses a span's end goes to row(), as elsewhere.
+            if constexpr (kRunScatter<T, V>) {
+                if (!mostlyRuns(indptr, r, re)) return 0;
+                while (r < re) {
+                    if (a >= chk && !checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part0, flags, t, &zeroed, 1, ow))
+                        return -1;
+                    r = runScatterRows<true>(indptr, idx, val, x, xs, tgt(), r, re, a, chk);
+                    a = static_cast<int64_t>(indptr[r]);
+                    if (r < re) {  // row r ends past chk
+                        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+                        if (!row(r, a, e)) return -1;
+                        a = e;
+                        ++r;
+                    }
+                }
+                return 1;
+            } else {
+                return 0;
+            }
+        }
+        if (Own) return 0;
         // An in-cache block's chunk of short rows (kFastAvg): its spans
         // checked and touched first, then the counted loop per row, with
         // no check or jump per row. One thread, 112^2 Poisson float64,
         // C++, 6 alternating runs of 5000 products: 58.8 -> 49.5 us a
-        // product (fastest run). Streaming blocks keep the unrolled chain:
-        // with this loop, 2e6-row banded float32 A^T x took 18.3-18.8 ms
-        // instead of 13.0-13.5, 2000^2 Poisson 21.3-22.5 instead of
-        // 17.4-18.0 (2 threads, 3 alternating runs).
+        // product (fastest run). Streaming blocks do not take the counted
+        // loop: with it, 2e6-row banded float32 A^T x took 18.3-18.8 ms
+        // instead of 13.0-13.5 with the unrolled chain per row, 2000^2
+        // Poisson 21.3-22.5 instead of 17.4-18.0 (2 threads, 3 alternating
+        // runs); their chunks of runs take the run loops above.
         while (chk < ce)
             if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return -1;
         if constexpr (kRunScatter<T, V>) {
             if (mostlyRuns(indptr, r, re)) {
-                runScatterRows(indptr, idx, val, x, xs, part, r, re, a);
+                runScatterRows<false>(indptr, idx, val, x, xs, part, r, re, a, ce);
                 return 1;
             }
         }

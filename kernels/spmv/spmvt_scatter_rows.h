@@ -63,16 +63,28 @@ __attribute__((always_inline)) inline void unrolledScatter(const V* val, const I
 // scatterRow over runs of rows of one length, as runRows does for A x
 // (spmv_merge_common.h): rows of exactly L nonzeros unrolled, for as long
 // as the next row has L too; other rows by scatterRow. The same products
-// and sums in the same order. In-cache chunks of float32/float64 values
-// whose rows mostly continue a run (mostlyRuns) only. 112^2 Poisson, one
-// thread, C++ harness, scipy's loop / ours, medians of 10 alternating runs:
-// float32 1.27 -> 1.34, float64 0.78 -> 1.06.
+// and sums in the same order. Chunks of float32/float64 values whose rows
+// mostly continue a run (mostlyRuns) only. Rows [r, re) from nonzero a, as
+// far as the first row that ends past kEnd (the checked nonzeros); returns
+// that row (re when all ran). Pf: the value and index streams prefetched
+// once per row (streaming blocks).
+// In-cache chunks: 112^2 Poisson, one thread, C++ harness, scipy's loop /
+// ours, medians of 10 alternating runs: float32 1.27 -> 1.34, float64 0.78
+// -> 1.06. Streaming chunks (they had the unrolled chain per row, one
+// indirect jump each): 2000^2 Poisson A^T x through Python, one thread,
+// interleaved medians of 9, ms: float32 33.1-33.4 -> 26.1 (scipy 26.7-27.3),
+// float64 31.7 -> 29.2 (scipy 30.0-31.0).
 template <class T, class V>
 constexpr bool kRunScatter = std::is_same_v<T, V> && (std::is_same_v<T, float> || std::is_same_v<T, double>);
-template <int L, class T, class I>
+template <int L, bool Pf, class T, class I>
 __attribute__((always_inline)) inline int64_t fixedScatterRun(const I* indptr, const I* idx, const T* val, const T* x,
-                                                              int64_t xs, T* part, int64_t r, int64_t re, int64_t a) {
+                                                              int64_t xs, T* part, int64_t r, int64_t re, int64_t a,
+                                                              int64_t kEnd) {
     do {
+        if (Pf) {
+            prefetchAhead(val + a);
+            prefetchAhead(idx + a);
+        }
         const T xr = x[r * xs];
 #pragma GCC unroll 16
         for (int j = 0; j < L; ++j) {
@@ -83,19 +95,20 @@ __attribute__((always_inline)) inline int64_t fixedScatterRun(const I* indptr, c
         }
         a += L;
         ++r;
-    } while (r < re && static_cast<int64_t>(indptr[r + 1]) == a + L);
+    } while (r < re && a + L <= kEnd && static_cast<int64_t>(indptr[r + 1]) == a + L);
     return r;
 }
-template <class T, class I>
-inline void runScatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part, int64_t r,
-                           int64_t re, int64_t a) {
+template <bool Pf, class T, class I>
+inline int64_t runScatterRows(const I* indptr, const I* idx, const T* val, const T* x, int64_t xs, T* part,
+                              int64_t r, int64_t re, int64_t a, int64_t kEnd) {
     while (r < re) {
         const int64_t n = static_cast<int64_t>(indptr[r + 1]);
+        if (n > kEnd) break;
         switch (n - a) {
-#define AL_SPMVT_RUN(l)                                                       \
-    case l:                                                                   \
-        r = fixedScatterRun<l>(indptr, idx, val, x, xs, part, r, re, a);      \
-        a = static_cast<int64_t>(indptr[r]);                                  \
+#define AL_SPMVT_RUN(l)                                                              \
+    case l:                                                                          \
+        r = fixedScatterRun<l, Pf>(indptr, idx, val, x, xs, part, r, re, a, kEnd);  \
+        a = static_cast<int64_t>(indptr[r]);                                         \
         continue;
             AL_SPMV_RUN_LENGTHS(AL_SPMVT_RUN)
 #undef AL_SPMVT_RUN
@@ -105,6 +118,7 @@ inline void runScatterRows(const I* indptr, const I* idx, const T* val, const T*
         a = n;
         ++r;
     }
+    return r;
 }
 
 }  // namespace
