@@ -48,6 +48,10 @@ def _cases():
             return A, (rng.standard_normal(A.shape[-1]) * 3).astype(dtype)
         return build
 
+    def one_d(rng):  # a 1-D csr_array: its 1 x n CSR form, the result a scalar
+        v = rng.standard_normal(9) * (rng.random(9) < 0.6)
+        return asp.csr_array(v), rng.standard_normal(9)
+
     def with_x(fn, dtype=np.float64):
         def build(rng):
             A = _matrix(rng, 7, 11, dtype)
@@ -97,6 +101,7 @@ def _cases():
         ("csc float64 (transposed kernel)", plain(np.float64, asp.csc_matrix), True),
         ("csr_array", plain(np.float32, asp.csr_array), True),
         ("csc_array complex128", plain(np.complex128, asp.csc_array), True),
+        ("1-D csr_array", one_d, True),
         ("0 x 5", plain(np.float64, m=0, n=5), True),
         ("5 x 0", plain(np.float64, m=5, n=0), True),
         ("1 x 1", plain(np.float64, m=1, n=1), True),
@@ -168,7 +173,7 @@ def test_fast_binding_matches_general_path(monkeypatch, label, build, fast):
         return
     assert r1 == r2, label
     assert type(v1) is type(v2) and v1.dtype == v2.dtype and np.shape(v1) == np.shape(v2), label
-    assert np.array_equal(np.asarray(v1).view(np.uint8), np.asarray(v2).view(np.uint8)), label
+    assert np.array_equal(np.atleast_1d(v1).view(np.uint8), np.atleast_1d(v2).view(np.uint8)), label
     # and scipy's own product on the same arrays
     ref_cls = {asp.csr_matrix: sp.csr_matrix, asp.csc_matrix: sp.csc_matrix,
                asp.csr_array: sp.csr_array, asp.csc_array: sp.csc_array}[type(A)]
