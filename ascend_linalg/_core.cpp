@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "_core_common.h"
 #include "_core_gil.h"
 #include "ascend_linalg/al_blas.h"
 #include "ascend_linalg/al_sparse.h"
@@ -29,8 +30,10 @@ using alpy::withoutGil;
 
 void addTestHooks(py::module_& m);  // _core_hooks.cpp
 void addYardsticks(py::module_& m);  // _core_yardsticks.cpp
+void addSpmv(py::module_& m);  // _core_spmv.cpp
 
-namespace {
+// The helpers _core_spmv.cpp shares (_core_common.h).
+namespace alpy {
 
 PyObject* gHostError = nullptr;  // ascend_linalg._core.HostError (RuntimeError)
 
@@ -73,6 +76,24 @@ alHandle_t handleFor(const std::string& device) {
     }
     throw py::value_error("device must be 'cpu' or 'npu', got '" + device + "'");
 }
+
+PyTypeObject* gNdarray = nullptr;  // numpy.ndarray, set when the module loads
+bool exactArray(py::handle h) { return Py_TYPE(h.ptr()) == gNdarray; }
+
+py::array ndarray(py::handle h, const char* name) {
+    if (!py::isinstance<py::array>(h)) throw py::type_error(std::string(name) + " must be a numpy.ndarray");
+    return py::reinterpret_borrow<py::array>(h);
+}
+
+}  // namespace alpy
+using alpy::exactArray;
+using alpy::gHostError;
+using alpy::gNdarray;
+using alpy::handleFor;
+using alpy::ndarray;
+using alpy::raiseStatus;
+
+namespace {
 
 // A column-major complex64 view: element (i, j) at data + i + j*ld.
 struct ColMajor {
@@ -131,8 +152,6 @@ void csymm(const std::string& device, int side, int lower, std::complex<float> a
 // argument error), which the caller then takes through its general path: the
 // same results and errors as that path, without its Python checks, which cost
 // more than a small product (ascend_linalg/linalg/_csymm.py).
-PyTypeObject* gNdarray = nullptr;  // numpy.ndarray, set when the module loads
-bool exactArray(py::handle h) { return Py_TYPE(h.ptr()) == gNdarray; }
 bool fastScalar(py::handle h, std::complex<float>* out, bool* zero = nullptr) {
     if (!PyLong_CheckExact(h.ptr()) && !PyFloat_CheckExact(h.ptr()) && !PyComplex_CheckExact(h.ptr())) return false;
     const Py_complex v = PyComplex_AsCComplex(h.ptr());  // complex(value), as the Python path
@@ -267,198 +286,6 @@ int csymmRaw(bool nullHandle, int side, int uplo, int64_t m, int64_t n, py::hand
                                                     beta.is_none() ? nullptr : &be, C, ldc);
 }
 
-alDataType_t dataType(const py::dtype& dt) {
-    switch (dt.num()) {
-        case py::detail::npy_api::NPY_FLOAT_: return AL_R_32F;
-        case py::detail::npy_api::NPY_DOUBLE_: return AL_R_64F;
-        case py::detail::npy_api::NPY_CFLOAT_: return AL_C_32F;
-        case py::detail::npy_api::NPY_CDOUBLE_: return AL_C_64F;
-        default: break;
-    }
-    if (dt.kind() == 'i' && dt.itemsize() == 4) return AL_R_32I;
-    if (dt.kind() == 'i' && dt.itemsize() == 8) return AL_R_64I;
-    // 16-bit values (float32 compute): numpy's float16, ml_dtypes' bfloat16 (by name)
-    if (dt.kind() == 'f' && dt.itemsize() == 2) return AL_R_16F;
-    if (dt.itemsize() == 2 && std::string(py::str(dt)) == "bfloat16") return AL_R_16BF;
-    throw py::type_error("no SpMV kernel for dtype " + std::string(py::str(dt)));
-}
-
-// numpy's flags.aligned: the kernels read an array through typed pointers,
-// which must be aligned (one made with np.frombuffer(..., offset=1) is not).
-bool aligned(const py::array& arr) { return (arr.flags() & 0x0100) != 0; }  // NPY_ARRAY_ALIGNED
-
-// A 1-D or 2-D dense operand as (len, nvec, strides in elements).
-alDnMatDescr denseView(py::array arr, const char* name, bool writable) {
-    if (arr.ndim() != 1 && arr.ndim() != 2) throw py::value_error(std::string(name) + " must be 1-D or 2-D");
-    if (writable && !arr.writeable()) throw py::value_error(std::string(name) + " is read-only");
-    if (!aligned(arr)) throw py::value_error(std::string(name) + " must be aligned");
-    const py::ssize_t item = arr.itemsize();
-    alDnMatDescr d{};
-    d.type = dataType(arr.dtype());
-    d.len = arr.shape(0);
-    d.nvec = arr.ndim() == 2 ? arr.shape(1) : 1;
-    py::ssize_t rs = arr.strides(0), cs = arr.ndim() == 2 ? arr.strides(1) : 0;
-    if (rs < 0 || cs < 0 || rs % item || cs % item)
-        throw py::value_error(std::string(name) + " strides must be non-negative multiples of the item size");
-    d.rowStride = rs / item;
-    d.colStride = cs / item;
-    d.data = writable ? arr.mutable_data() : const_cast<void*>(arr.data());
-    return d;
-}
-
-// A device-resident CSR copy (alCsrResident_t), freed with the Python object.
-class CsrResidency {
-public:
-    CsrResidency() {
-        if (alCsrResidentCreate(&r_) != AL_STATUS_SUCCESS) throw std::bad_alloc();
-    }
-    ~CsrResidency() { alCsrResidentDestroy(r_); }
-    CsrResidency(const CsrResidency&) = delete;
-    CsrResidency& operator=(const CsrResidency&) = delete;
-    alCsrResident_t get() const { return r_; }
-    alCsrResidentInfo info() const {
-        alCsrResidentInfo i{};
-        alCsrResidentGetInfo(r_, &i);
-        return i;
-    }
-
-private:
-    alCsrResident_t r_ = nullptr;
-};
-
-// An spmv call's arguments as the host API takes them: raw pointers into the
-// caller's arrays, no Python reference.
-struct SpmvArgs {
-    alCsrDescr A{};
-    alDnMatDescr X{}, Y{};
-    const void* alpha = nullptr;
-    const void* beta = nullptr;
-    alDataType_t compute = AL_R_32F;  // the values' type, float32 for 16-bit values
-    CsrResidency* res = nullptr;
-};
-
-SpmvArgs spmvArgs(bool trans, py::array alpha, py::array indptr, py::array indices, py::array data, int64_t rows,
-                  int64_t cols, py::array x, py::array beta, py::array y, py::handle resident) {
-    SpmvArgs s;
-    if (!resident.is_none()) {
-        if (!py::isinstance<CsrResidency>(resident)) throw py::type_error("resident must be a CsrResidency or None");
-        s.res = resident.cast<CsrResidency*>();
-    }
-    if (indptr.ndim() != 1 || indices.ndim() != 1 || data.ndim() != 1)
-        throw py::value_error("indptr, indices and data must be 1-D");
-    if (!indptr.dtype().is(indices.dtype())) throw py::value_error("indptr and indices must share one dtype");
-    if (!(indptr.flags() & py::array::c_style) || !(indices.flags() & py::array::c_style) ||
-        !(data.flags() & py::array::c_style))
-        throw py::value_error("indptr, indices and data must be contiguous");
-    if (!aligned(indptr) || !aligned(indices) || !aligned(data))
-        throw py::value_error("indptr, indices and data must be aligned");
-    alIndexType_t it;
-    if (indptr.dtype().kind() == 'i' && indptr.itemsize() == 4) it = AL_INDEX_32I;
-    else if (indptr.dtype().kind() == 'i' && indptr.itemsize() == 8) it = AL_INDEX_64I;
-    else throw py::value_error("index arrays must be int32 or int64");
-    if (rows < 0 || cols < 0) throw py::value_error("shape must be non-negative");
-    if (indptr.shape(0) != rows + 1)
-        throw py::value_error("indptr has length " + std::to_string(indptr.shape(0)) + ", expected rows + 1 = " +
-                              std::to_string(rows + 1));
-    s.A = alCsrDescr{rows, cols, std::min<int64_t>(indices.shape(0), data.shape(0)), indptr.data(), indices.data(),
-                     data.data(), it, dataType(data.dtype())};
-    s.compute = s.A.valueType == AL_R_16F || s.A.valueType == AL_R_16BF ? AL_R_32F : s.A.valueType;
-    s.X = denseView(x, "x", false);
-    s.Y = denseView(y, "y", true);
-    const int64_t yLen = trans ? cols : rows, xLen = trans ? rows : cols;
-    if (s.X.len != xLen || s.Y.len != yLen || s.X.nvec != s.Y.nvec) throw py::value_error("dimension mismatch");
-    auto scalar = [&](py::array v, const char* name) {
-        if (v.size() != 1 || !aligned(v) || dataType(v.dtype()) != s.compute)
-            throw py::value_error(std::string(name) + " must be one aligned value of the compute dtype");
-        return v.data();
-    };
-    s.alpha = scalar(alpha, "alpha");
-    s.beta = scalar(beta, "beta");
-    return s;
-}
-
-py::array ndarray(py::handle h, const char* name) {
-    if (!py::isinstance<py::array>(h)) throw py::type_error(std::string(name) + " must be a numpy.ndarray");
-    return py::reinterpret_borrow<py::array>(h);
-}
-
-// The arrays are taken as handles, borrowed from the caller for the call, so
-// that no frame owns a reference while the GIL is released (retakeGil); the
-// owning views spmvArgs works on are gone before that.
-void spmv(const std::string& device, bool trans, py::handle alpha, py::handle indptr, py::handle indices,
-          py::handle data, int64_t rows, int64_t cols, py::handle x, py::handle beta, py::handle y,
-          py::handle resident, bool verify) {
-    SpmvArgs s = spmvArgs(trans, ndarray(alpha, "alpha"), ndarray(indptr, "indptr"), ndarray(indices, "indices"),
-                          ndarray(data, "data"), rows, cols, ndarray(x, "x"), ndarray(beta, "beta"),
-                          ndarray(y, "y"), resident);
-    alHandle_t h = handleFor(device);
-    const alOperation_t op = trans ? AL_OP_T : AL_OP_N;
-    alStatus_t st = AL_STATUS_INTERNAL_ERROR;
-    withoutGil([&] {
-        st = s.res ? alSpmvResident(h, op, s.alpha, &s.A, s.res->get(), verify, &s.X, s.beta, &s.Y, s.compute)
-                   : alSpmv(h, op, s.alpha, &s.A, &s.X, s.beta, &s.Y, s.compute);
-    });
-    if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
-}
-
-// A @ x's common CPU call (ascend_linalg/sparse/_matvec.py), decided and
-// run in one binding: exact ndarrays, 1-D; data and x of one kernel dtype
-// (float32/64, complex64/128, int32/64), native and aligned; indices and
-// indptr both int32 or both int64; all C-contiguous; indptr of rows + 1 and
-// x of the operand's length. Returns a new y = op(A) @ x, or None for
-// anything else, which the caller then takes through its general path (the
-// same results and errors, without its Python steps: about 3 us a call,
-// against a 62k-nonzero product's 45).
-template <class T>
-bool vectorOf(py::handle h) {
-    return py::isinstance<py::array_t<T, py::array::c_style>>(h) && aligned(py::reinterpret_borrow<py::array>(h)) &&
-           py::reinterpret_borrow<py::array>(h).ndim() == 1;
-}
-template <class T>
-py::object spmvFastAs(bool trans, py::handle data, py::handle indices, py::handle indptr, int64_t rows,
-                      int64_t cols, py::handle x, alDataType_t vt) {
-    if (!vectorOf<T>(x)) return py::none();
-    alIndexType_t it;
-    if (vectorOf<int32_t>(indices) && vectorOf<int32_t>(indptr)) it = AL_INDEX_32I;
-    else if (vectorOf<int64_t>(indices) && vectorOf<int64_t>(indptr)) it = AL_INDEX_64I;
-    else return py::none();
-    const int64_t xLen = trans ? rows : cols, yLen = trans ? cols : rows;
-    alCsrDescr A{};
-    alDnMatDescr X{}, Y{};
-    py::object out;
-    {  // owning views in here only: gone before the GIL is released
-        auto D = py::reinterpret_borrow<py::array>(data), J = py::reinterpret_borrow<py::array>(indices),
-             P = py::reinterpret_borrow<py::array>(indptr), V = py::reinterpret_borrow<py::array>(x);
-        if (rows < 0 || cols < 0 || P.shape(0) != rows + 1 || V.shape(0) != xLen) return py::none();
-        py::array_t<T> y(yLen);
-        A = alCsrDescr{rows, cols, std::min<int64_t>(J.shape(0), D.shape(0)), P.data(), J.data(), D.data(), it, vt};
-        X = alDnMatDescr{xLen, 1, 1, 0, const_cast<void*>(V.data()), vt};
-        Y = alDnMatDescr{yLen, 1, 1, 0, y.mutable_data(), vt};
-        out = std::move(y);
-    }
-    static const T one = T(1), zero = T(0);
-    alHandle_t h = handleFor("cpu");
-    PyObject* raw = out.release().ptr();  // owned across the GIL release as a raw reference (see retakeGil)
-    alStatus_t st = AL_STATUS_INTERNAL_ERROR;
-    withoutGil([&] { st = alSpmv(h, trans ? AL_OP_T : AL_OP_N, &one, &A, &X, &zero, &Y, vt); });
-    py::object result = py::reinterpret_steal<py::object>(raw);
-    if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
-    return result;
-}
-py::object spmvFast(bool trans, py::handle data, py::handle indices, py::handle indptr, int64_t rows,
-                    int64_t cols, py::handle x) {
-    if (!exactArray(data) || !exactArray(indices) || !exactArray(indptr) || !exactArray(x)) return py::none();
-    if (vectorOf<double>(data)) return spmvFastAs<double>(trans, data, indices, indptr, rows, cols, x, AL_R_64F);
-    if (vectorOf<float>(data)) return spmvFastAs<float>(trans, data, indices, indptr, rows, cols, x, AL_R_32F);
-    if (vectorOf<std::complex<double>>(data))
-        return spmvFastAs<std::complex<double>>(trans, data, indices, indptr, rows, cols, x, AL_C_64F);
-    if (vectorOf<std::complex<float>>(data))
-        return spmvFastAs<std::complex<float>>(trans, data, indices, indptr, rows, cols, x, AL_C_32F);
-    if (vectorOf<int64_t>(data)) return spmvFastAs<int64_t>(trans, data, indices, indptr, rows, cols, x, AL_R_64I);
-    if (vectorOf<int32_t>(data)) return spmvFastAs<int32_t>(trans, data, indices, indptr, rows, cols, x, AL_R_32I);
-    return py::none();
-}
-
 py::dict aclInfo() {
     const al::AclDiscovery& d = al::discoverAcl();
     py::dict out;
@@ -517,12 +344,6 @@ PYBIND11_MODULE(_core, m) {
           py::arg("beta"), py::arg("c"), py::arg("ldc"), py::arg("row_major_b") = false);
     m.def("last_error", [] { return std::string(alGetLastErrorMessage()); },
           "Why the last host call on this thread failed");
-    m.def("spmv", &spmv, py::arg("device"), py::arg("trans"), py::arg("alpha"), py::arg("indptr"),
-          py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("beta"),
-          py::arg("y"), py::arg("resident") = py::none(), py::arg("verify") = true);
-    m.def("spmv_fast", &spmvFast, py::arg("trans"), py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("rows"), py::arg("cols"), py::arg("x"),
-          "A @ x's common CPU call in one step; None where the general path must decide");
     m.def(
         "fingerprint",
         [](py::handle arrays) {
@@ -551,13 +372,6 @@ PYBIND11_MODULE(_core, m) {
             return fp;
         },
         py::arg("arrays"), "The 64-bit fingerprint residency checks (host/fingerprint.h) of contiguous arrays");
-    py::class_<CsrResidency>(m, "CsrResidency",
-                             "A CSR matrix's arrays kept on the device between spmv calls (docs/npu.md)")
-        .def(py::init<>())
-        .def_property_readonly("uploads", [](const CsrResidency& r) { return r.info().uploads; },
-                               "how many times the matrix was uploaded into it")
-        .def_property_readonly("device_bytes", [](const CsrResidency& r) { return r.info().deviceBytes; },
-                               "device memory it holds now");
     m.def("acl_info", &aclInfo);
     m.def("csymm_tiling", &csymmTilingPy, py::arg("side"), py::arg("uplo"), py::arg("m"), py::arg("n"),
           py::arg("alpha") = std::complex<float>(1), py::arg("beta") = std::complex<float>(0),
@@ -573,25 +387,8 @@ PYBIND11_MODULE(_core, m) {
     });
     m.def("cpu_shutdown", [] { withoutGil([] { al::cpuShutdown(); }); });
     m.def("cpu_isa", &al::cpuIsa);
-    m.def(
-        "widen_f16",
-        [](py::array_t<uint16_t, py::array::c_style> bits) {
-            if (!aligned(bits)) throw py::value_error("widen_f16: bits must be aligned");
-            std::vector<py::ssize_t> shape(bits.shape(), bits.shape() + bits.ndim());
-            py::array_t<float> out(shape);
-            const uint16_t* src = bits.data();
-            float* dst = out.mutable_data();
-            const int64_t n = static_cast<int64_t>(bits.size());
-            if (n >= (int64_t(1) << 16)) withoutGil([&] { al::spmvWidenF16(src, dst, n); });
-            else al::spmvWidenF16(src, dst, n);
-            return out;
-        },
-        py::arg("bits"),
-        "float16 values (a C-contiguous uint16 view of their bits) as a new float32 array of the same "
-        "shape, exactly (F16C where the CPU has it)");
     addYardsticks(m);
-    m.def("widen_f16_isa", [] { return std::string(al::spmvWidenF16Isa()); },
-          "The build widen_f16 runs: avx2+fma (F16C) or baseline");
+    addSpmv(m);
     addTestHooks(m);
     m.def(
         "npu_shutdown",
