@@ -182,4 +182,17 @@ void addTestHooks(py::module_& m) {
         "x prefetched inside long rows of A x on the CPU device (AVX2 build): 1 in every row long enough, "
         "0 never, -1 where x outgrows the cache and the row's columns are more than a line apart (default)");
     m.def("spmv_bin_calls", [] { return al::spmvBinCalls(); }, "A^T x products run binned so far");
+    m.def(
+        "spmv_split_force",
+        [](int mode) {
+            if (mode < -1 || mode > 1)
+                throw py::value_error("split mode must be -1 (by the rule), 0 (never) or 1 (always), got " +
+                                      std::to_string(mode));
+            al::spmvSplitForce(mode);
+        },
+        py::arg("mode"),
+        "The column-split A^T x on the CPU device (one vector, two threads or more): 1 whenever it "
+        "applies, 0 never, -1 for long rows and large partials (default)");
+    m.def("spmv_split_calls", [] { return al::spmvSplitCalls(); },
+          "A^T x products run column-split so far (not those that fell back on an unsorted row)");
 }

@@ -32,6 +32,7 @@ const KernelDesc kSpmvTReduce{"spmvt_reduce_merge", spmvt_reduce_merge_cpu};
 const KernelDesc kSpmvPackRows{"spmv_pack_rows", spmv_pack_rows_cpu};  // cpu-only
 const KernelDesc kSpmvTBin{"spmvt_bin", spmvt_bin_cpu};        // cpu-only
 const KernelDesc kSpmvTDrain{"spmvt_drain", spmvt_drain_cpu};  // cpu-only
+const KernelDesc kSpmvTSplit{"spmvt_split", spmvt_split_cpu};  // cpu-only
 
 // The binned transposed product (kernels/spmv/spmvt_bins.h) on the CPU, for
 // y := alpha*A^T x + beta*y (one vector, any stride) of a scattered
@@ -54,6 +55,29 @@ constexpr int64_t kSpmvBinChunkMin = int64_t(1) << 22;
 std::atomic<int32_t> gBinForce{-1};        // -1: by size and sampling; 0: never; 1: whenever allowed
 std::atomic<int64_t> gBinChunkEntries{0};  // > 0: pool entries per chunk (tests); 0: the rule
 std::atomic<int64_t> gBinCalls{0};         // products run binned
+
+// The column-split transposed product (kernels/spmv/spmvt_split.h) on the
+// CPU, for y := alpha*A^T x + beta*y (one vector, two blocks or more) of a
+// matrix of long rows whose blocks' partials together would be large: rows
+// averaging kSpmvSplitMinAvg nonzeros or more, partials past
+// kSpmvSplitMinBytes (the bound past which scattered targets are taken to
+// have left the cache, kSpmvScatterPfMinBytes). There
+// each block's partial outgrows its share of the cache, and the split keeps
+// one y (each block its share of it) and no reduction. Its cost grows with
+// the row count: a block reads a stretch of each row and skips the rest,
+// which streams worse than the merge path's contiguous share of the matrix,
+// and searches each row. Random sorted rows, 2 threads, through Python,
+// ms split / merge path (scipy): 1e6 columns float64 (partials 16 MB),
+// rows of 512: 6.29 / 8.28 (9.67), of 5000: 4.59 / 11.2 (9.04); float32
+// (8 MB), rows of 256: 4.56 / 4.09 (6.84), of 512: 4.54 / 4.19 (7.12), of
+// 2000: 3.64 / 5.01 (7.03); 5e5 columns float32 (4 MB), rows of 1000:
+// 3.90 / 3.33 (6.53), of 5000 (bench_spmv_long_rows.py): 9.58 / 9.89
+// (18.91); 2e5 columns float64 (3.2 MB), rows of 5000: 11.06 / 10.08
+// (19.45). docs/performance.md (twenty-sixth session) has the rest.
+constexpr int64_t kSpmvSplitMinAvg = 512;
+constexpr int64_t kSpmvSplitMinBytes = kSpmvScatterPfMinBytes;
+std::atomic<int32_t> gSplitForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
+std::atomic<int64_t> gSplitCalls{0};   // products run column-split (not fallen back)
 
 
 // Bytes of X a block of the row packing takes at least.
@@ -310,6 +334,12 @@ namespace {
 // CPU device, one vector, at most kSpmvBinMaxBins bins; then past the size
 // bound with scattered indices (sampled as the kernels do), or whenever
 // forced (spmvBinForce).
+alStatus_t malformed(const alCsrDescr* A) {
+    return fail(AL_STATUS_INVALID_VALUE,
+                "malformed sparse structure: indptr must be non-decreasing within [0, nnz] and "
+                "every index must lie in [0, " + std::to_string(A->cols) + ")");
+}
+
 bool useBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
     const int32_t force = gBinForce.load();
     if (force == 0 || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || A->cols <= 0 || nnzT <= 0 ||
@@ -321,6 +351,102 @@ bool useBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t 
     if (bytes <= kSpmvBinMinBytes) return false;
     return A->indexType == AL_INDEX_64I ? spmvScattered64(static_cast<const int64_t*>(A->indices), 0, nnzT, 1)
                                         : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, 1);
+}
+
+// Whether y := alpha*A^T x + beta*y runs column-split: the CPU device, one
+// vector, 2 to kSpmvSplitMaxParts blocks; then long rows and large partials
+// (kSpmvSplitMinAvg, kSpmvSplitMinBytes), or whenever forced (spmvSplitForce).
+// Binning forced on (spmvBinForce) takes precedence over the rule.
+bool useSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
+    const int32_t force = gSplitForce.load();
+    if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || t.usedCoreNum < 2 ||
+        t.usedCoreNum > kSpmvSplitMaxParts || A->cols <= 0 || A->rows <= 0 || nnzT <= 0)
+        return false;
+    if (force == 1) return true;
+    const int64_t eb = static_cast<int64_t>(typeBytes(static_cast<alDataType_t>(t.valueType)));
+    return nnzT / A->rows >= kSpmvSplitMinAvg && A->cols * eb * t.usedCoreNum > kSpmvSplitMinBytes;
+}
+
+// y's columns for the column-split product's blocks: ranges of about equal
+// nonzeros, estimated from up to 64 rows spread over the matrix, each
+// sampled at up to 32 evenly spaced nonzeros (weighted by the row's length).
+// A performance choice only: any split gives the same sums. Rows whose
+// indptr is malformed are skipped (the kernel flags them); indices are
+// clamped into [0, cols).
+template <class I>
+void splitColumns(const alCsrDescr* A, int64_t nnzT, int parts, int64_t* split) {
+    const I* indptr = static_cast<const I*>(A->indptr);
+    const I* idx = static_cast<const I*>(A->indices);
+    const int64_t rows = A->rows, cols = A->cols;
+    constexpr int64_t kRows = 64, kPerRow = 32;
+    std::vector<std::pair<int64_t, double>> sample;
+    sample.reserve(kRows * kPerRow);
+    const int64_t nr = std::min(rows, kRows);
+    double total = 0;
+    for (int64_t i = 0; i < nr; ++i) {
+        const int64_t r = i * rows / nr;
+        const int64_t ka = static_cast<int64_t>(indptr[r]), kb = static_cast<int64_t>(indptr[r + 1]);
+        if (ka < 0 || kb <= ka || kb > nnzT) continue;
+        const int64_t m = std::min(kb - ka, kPerRow);
+        const double w = static_cast<double>(kb - ka) / static_cast<double>(m);
+        for (int64_t j = 0; j < m; ++j) {
+            const int64_t c = static_cast<int64_t>(idx[ka + ((2 * j + 1) * (kb - ka)) / (2 * m)]);
+            sample.emplace_back(std::min(std::max<int64_t>(c, 0), cols - 1), w);
+        }
+        total += static_cast<double>(kb - ka);
+    }
+    std::sort(sample.begin(), sample.end());
+    split[0] = 0;
+    split[parts] = cols;
+    size_t j = 0;
+    double acc = 0;
+    for (int b = 1; b < parts; ++b) {
+        const double want = total * b / parts;
+        while (j < sample.size() && acc + sample[j].second <= want) acc += sample[j++].second;
+        int64_t c = sample.empty() ? cols * b / parts : j < sample.size() ? sample[j].first : cols;
+        c = (c + 15) / 16 * 16;  // whole lines of y per block (16 values: 64 bytes of float32 or more)
+        split[b] = std::min(std::max(c, split[b - 1]), cols);
+    }
+}
+
+// The column-split product (useSplit). *unsorted: a row was found unsorted
+// and nothing was computed; the caller runs the merge-path product.
+alStatus_t runSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT, void* const* in,
+                    bool plain, bool* unsorted) {
+    *unsorted = false;
+    SpmvSplitTiling st{};
+    st.t = t;
+    const int parts = t.usedCoreNum;
+    if (A->indexType == AL_INDEX_64I) splitColumns<int64_t>(A, nnzT, parts, st.split);
+    else splitColumns<int32_t>(A, nnzT, parts, st.split);
+    st.workspaceSize = 64;
+    if (!plain) {
+        st.sumOffset = 64;
+        st.workspaceSize += (A->cols * static_cast<int64_t>(typeBytes(static_cast<alDataType_t>(t.valueType))) + 63) /
+                            64 * 64;
+    }
+    Workspace ws(dev);
+    if (ws.allocate(static_cast<size_t>(st.workspaceSize)) != AL_STATUS_SUCCESS)
+        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(st.workspaceSize) +
+                                                " bytes of workspace: " + lastErrorCStr());
+    std::memset(ws.get(), 0, 64);
+    void* args[6] = {in[0], in[1], in[2], in[3], in[4], ws.get()};
+    alStatus_t s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(parts), args, 6, &st, sizeof(st));
+    if (s != AL_STATUS_SUCCESS) return s;
+    int32_t flag;
+    std::memcpy(&flag, ws.get(), sizeof(flag));
+    if (flag == kSpmvSplitUnsorted) {
+        *unsorted = true;
+        return AL_STATUS_SUCCESS;
+    }
+    if (flag) return malformed(A);
+    if (!plain) {
+        st.epilogue = 1;
+        if ((s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(parts), args, 6, &st, sizeof(st))) != AL_STATUS_SUCCESS)
+            return s;
+    }
+    gSplitCalls.fetch_add(1);
+    return AL_STATUS_SUCCESS;
 }
 
 alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, const alCsrDescr* A,
@@ -418,14 +544,22 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
                        X->len > 0;
     const int64_t packOffset = (t.workspaceSize + 63) / 64 * 64;
     int64_t wsBytes = t.workspaceSize;
+    const bool plainT = t.betaMode == SPMV_BETA_ZERO && betaMode(alpha, ct) == SPMV_BETA_ONE && t.yRowStride == 1;
+    if (op == AL_OP_T && useSplit(dev, t, A, nnzT)) {
+        // the CPU device: its arrays are the caller's (no staging)
+        bool unsorted;
+        void* in[5] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),
+                       X->data, Y->data};
+        if ((st = runSplit(dev, t, A, nnzT, in, plainT, &unsorted)) != AL_STATUS_SUCCESS) return st;
+        if (!unsorted) return stage.commit();
+    }
     const bool binned = op == AL_OP_T && useBins(dev, t, A, nnzT);
     SpmvBinTiling bt{};
     if (binned) {
         const int64_t forced = gBinChunkEntries.load();
         const int64_t per = forced > 0 ? forced : std::max<int64_t>(2 * A->cols, kSpmvBinChunkMin);
         // the plain product sums straight into y (alpha 1, beta 0, unit stride)
-        const bool plain = t.betaMode == SPMV_BETA_ZERO && betaMode(alpha, ct) == SPMV_BETA_ONE && t.yRowStride == 1;
-        bt = spmvBinTiling(t, nnzT, std::max<int64_t>(1, (nnzT + per - 1) / per), plain);
+        bt = spmvBinTiling(t, nnzT, std::max<int64_t>(1, (nnzT + per - 1) / per), plainT);
         wsBytes = bt.workspaceSize;
     }
     if (packX && (__builtin_mul_overflow(X->len, X->nvec, &wsBytes) ||
@@ -499,10 +633,7 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     if (bad == 2)
         return fail(AL_STATUS_NOT_SUPPORTED, "the device's SpMV kernels do not compute value type " +
                                                  std::to_string(ct) + " (the Ascend C build computes float32)");
-    if (bad)
-        return fail(AL_STATUS_INVALID_VALUE,
-                    "malformed sparse structure: indptr must be non-decreasing within [0, nnz] and "
-                    "every index must lie in [0, " + std::to_string(A->cols) + ")");
+    if (bad) return malformed(A);
     return stage.commit();
 }
 
@@ -513,5 +644,7 @@ void spmvBinForce(int32_t mode, int64_t chunkEntries) {
     gBinChunkEntries.store(chunkEntries > 0 ? chunkEntries : 0);
 }
 int64_t spmvBinCalls() { return gBinCalls.load(); }
+void spmvSplitForce(int32_t mode) { gSplitForce.store(mode == 0 || mode == 1 ? mode : -1); }
+int64_t spmvSplitCalls() { return gSplitCalls.load(); }
 
 }  // namespace al

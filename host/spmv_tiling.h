@@ -101,6 +101,12 @@ void spmvPrefetchForce(int32_t plan);
 void spmvBinForce(int32_t mode, int64_t chunkEntries);
 // Products run binned so far (a test's proof that the kernel ran).
 int64_t spmvBinCalls();
+// The column-split transposed product (spmv_host.cpp): mode 1 runs every
+// product it allows column-split, 0 none, -1 (default) by its rule. For
+// tests and benchmarks; spmvSplitCalls counts the products it completed
+// (not those that fell back on an unsorted row).
+void spmvSplitForce(int32_t mode);
+int64_t spmvSplitCalls();
 
 // Columns per page of a transposed partial: a block zeroes (and the reduction
 // reads) only the pages its nonzeros touch, so banded matrices cost ~cols, not blocks*cols.
@@ -145,6 +151,25 @@ struct SpmvBinTiling {
 // sumInY: the plain product, summed straight into y (t's alpha 1, beta 0,
 // unit-stride y; the caller decides, as only it knows alpha's type).
 SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks, bool sumInY);
+
+// The column-split transposed product (CPU, kernels/spmv/spmvt_split.h):
+// y := alpha*A^T x + beta*y (one vector) of a matrix of long rows. Block b
+// owns y's columns [split[b], split[b + 1]) and sums the stretch of every
+// row that falls there (rows sorted by column hold it contiguously), in row
+// order from zero: scipy's own sums, no partials, no reduction. A row found
+// unsorted sets the status word to kSpmvSplitUnsorted and the host runs the
+// merge-path product instead. The plain product (alpha 1, beta 0,
+// unit-stride y) sums straight into y; any other into the workspace's sum
+// buffer (sumOffset), and a second launch with epilogue = 1 writes y from it.
+constexpr int32_t kSpmvSplitMaxParts = 256;
+constexpr int32_t kSpmvSplitUnsorted = 3;
+struct SpmvSplitTiling {
+    SpmvTilingData t;       // the product's tiling (usedCoreNum blocks = parts)
+    int64_t epilogue;       // 0: sum the stretches; 1: y := alpha*sum + beta*y over each block's columns
+    int64_t sumOffset;      // 0: the sums go straight into y; else where the sum buffer (cols values) starts
+    int64_t workspaceSize;  // status word (+ the sum buffer)
+    int64_t split[kSpmvSplitMaxParts + 1];  // split[0] = 0 <= ... <= split[parts] = cols
+};
 
 // What the block split is sized against.
 struct SpmvPlatform {

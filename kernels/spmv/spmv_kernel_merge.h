@@ -35,6 +35,9 @@ void spmvt_reduce_merge_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* 
 // SpmvBinTiling (host/spmv_tiling.h).
 void spmvt_bin_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
 void spmvt_drain_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+// The column-split transposed product (spmvt_split.h; CPU only): one launch
+// per phase, tiling a SpmvSplitTiling (host/spmv_tiling.h).
+void spmvt_split_cpu(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
 
 // X's rows packed row-major for the non-transposed kernel on the CPU, which
 // reads a row of X per nonzero, at random: args = {X, dst}; rows [0, cols)
@@ -100,6 +103,7 @@ struct SpmvtTable {
     void (*reduce)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
     void (*bin)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
     void (*drain)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
+    void (*split)(uint32_t blockIdx, uint32_t numBlocks, void* const* args, const void* tiling);
     const char* isa;
 };
 const SpmvtTable* spmvtAvx2();  // nullptr when not compiled in

@@ -10,7 +10,7 @@ const SpmvtTable* spmvtAvx2() { return nullptr; }
 #endif
 
 namespace {
-const SpmvtTable kBaseline{spmvtScatterEntry, spmvtReduceEntry, spmvtBinEntry, spmvtDrainEntry, "baseline"};
+const SpmvtTable kBaseline{spmvtScatterEntry, spmvtReduceEntry, spmvtBinEntry, spmvtDrainEntry, spmvtSplitEntry, "baseline"};
 const SpmvtTable& spmvtChosen() {
     static const SpmvtTable* chosen = [] {
 #if defined(__x86_64__) || defined(__i386__)
@@ -46,6 +46,11 @@ void spmvt_bin_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tilin
 
 void spmvt_drain_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     spmvm::spmvtChosen().drain(b, nb, args, tiling);
+}
+
+void spmvt_split_cpu(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
+    const bool f16 = static_cast<const SpmvSplitTiling*>(tiling)->t.valueStore == AL_R_16F;
+    (f16 ? spmvm::spmvtChosenF16() : spmvm::spmvtChosen()).split(b, nb, args, tiling);
 }
 
 }  // namespace al

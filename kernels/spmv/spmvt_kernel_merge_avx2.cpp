@@ -9,7 +9,7 @@ namespace al {
 namespace spmvm {
 
 const SpmvtTable* spmvtAvx2() {
-    static const SpmvtTable t{spmvtScatterEntry, spmvtReduceEntry, spmvtBinEntry, spmvtDrainEntry, "avx2+fma"};
+    static const SpmvtTable t{spmvtScatterEntry, spmvtReduceEntry, spmvtBinEntry, spmvtDrainEntry, spmvtSplitEntry, "avx2+fma"};
     return &t;
 }
 

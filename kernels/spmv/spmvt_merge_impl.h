@@ -595,5 +595,7 @@ inline void spmvtReduceEntry(uint32_t b, uint32_t nb, void* const* args, const v
 
 // the binned product's launches (uses checkTouchAhead and walkRows above)
 #include "spmvt_bins.h"
+// the column-split product's launch (uses the row scatters above)
+#include "spmvt_split.h"
 
 #endif
