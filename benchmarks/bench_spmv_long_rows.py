@@ -16,7 +16,11 @@ same bits.
 
 ``--trans`` times ``A.T @ x`` instead: the long rows' scatter, in blocks the
 kernel counts as streaming, prefetches the partial (or y) when the blocks'
-partials together are past the bound.
+partials together are past the bound. By the rule, matrices whose rows
+average 256 nonzeros or more run column-split (each thread sums its own
+columns of every row into y: ``kernels/spmv/spmvt_split.h``); ``auto``,
+``off`` and ``on`` are then that kernel, and ``merge`` is the merge-path
+kernel (``_core.spmv_split_force(0)``) under the default row prefetch rule.
 
     python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans]
 """
@@ -59,12 +63,15 @@ def main():
     print(f"ascend_linalg {ascend_linalg.__version__}, {ascend_linalg.get_num_threads()} CPU threads, "
           f"isa: {_core.cpu_isa()}")
     cases = [("power-law 1e6", power_law(rng, 10**6, 10**7), (np.float32, np.float64))]
-    for n, rows, length in ((5 * 10**5, 2000, 5000), (10**6, 2000, 5000), (2 * 10**6, 2000, 5000),
-                            (4 * 10**6, 1000, 10000)):
+    for n, rows, length in ((10**5, 2000, 5000), (2 * 10**5, 2000, 5000), (5 * 10**5, 2000, 5000),
+                            (10**6, 2000, 5000), (2 * 10**6, 2000, 5000), (4 * 10**6, 1000, 10000),
+                            (10**6, 20000, 500)):
         cases.append((f"{rows}x{length} of {n:.0e}", long_rows(rng, n, rows, length), (np.float32, np.float64)))
     print("A.T @ x" if args.trans else "A @ x", "(target: the result for A.T @ x, x for A @ x)")
-    print(f"{'matrix':>20} {'dtype':>8} {'target':>6} {'scipy ms':>9} {'auto ms':>8} {'off ms':>7} {'on ms':>6}"
-          f" {'auto':>6} {'off':>6} {'on':>6}")
+    keys = ["auto", "off", "on"] + (["merge"] if args.trans else [])
+    print(f"{'matrix':>20} {'dtype':>8} {'target':>6} {'scipy ms':>9}"
+          + "".join(f" {k + ' ms':>{max(len(k), 6) + 5}}" for k in keys)
+          + "".join(f" {k:>{max(len(k), 6)}}" for k in keys))
     try:
         for name, M, dtypes in cases:
             for dtype in dtypes:
@@ -74,25 +81,30 @@ def main():
                 At, St = (A.T, S.T) if args.trans else (A, S)
                 x = rng.standard_normal(St.shape[1]).astype(dtype)
 
-                def ours(mode, At=At, x=x):
+                def ours(mode, split=-1, At=At, x=x):
                     def run():
                         _core.spmv_row_prefetch_force(mode)
+                        _core.spmv_split_force(split)
                         with ascend_linalg.use_backend("cpu"):
                             return At @ x
                     return run
 
                 got = [ours(m)() for m in (-1, 0, 1)]
                 assert all(np.array_equal(g.view(np.uint8), got[0].view(np.uint8)) for g in got)
+                cands = {"scipy": lambda St=St, x=x: St @ x, "auto": ours(-1), "off": ours(0), "on": ours(1)}
+                if args.trans:
+                    cands["merge"] = ours(-1, 0)
                 samples = {}
-                med = interleaved({"scipy": lambda St=St, x=x: St @ x, "auto": ours(-1), "off": ours(0),
-                                   "on": ours(1)}, repeats=repeats, samples=samples)
-                r = {k: paired_ratio(samples, "scipy", k) for k in ("auto", "off", "on")}
+                med = interleaved(cands, repeats=repeats, samples=samples)
+                keys = [k for k in cands if k != "scipy"]
+                r = {k: paired_ratio(samples, "scipy", k) for k in keys}
                 mb = St.shape[0 if args.trans else 1] * np.dtype(dtype).itemsize / 2**20
                 print(f"{name:>20} {np.dtype(dtype).name:>8} {mb:>4.0f}MB {med['scipy']*1e3:>9.2f}"
-                      f" {med['auto']*1e3:>8.2f} {med['off']*1e3:>7.2f} {med['on']*1e3:>6.2f}"
-                      f" {r['auto']:>6.2f} {r['off']:>6.2f} {r['on']:>6.2f}", flush=True)
+                      + "".join(f" {med[k]*1e3:>{max(len(k), 6) + 5}.2f}" for k in keys)
+                      + "".join(f" {r[k]:>{max(len(k), 6)}.2f}" for k in keys), flush=True)
     finally:
         _core.spmv_row_prefetch_force(-1)
+        _core.spmv_split_force(-1)
 
 
 if __name__ == "__main__":
