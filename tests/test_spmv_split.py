@@ -16,6 +16,8 @@ import ascend_linalg
 from ascend_linalg import _core
 from ascend_linalg.sparse import csr_array, csr_matrix, spmv
 
+from _fused_cases import FUSED, fused_case
+
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 VALUE_DTYPES = [np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64]
@@ -232,28 +234,6 @@ def test_split_fused_malformed_leaves_y_untouched(rng, split, where):
     np.testing.assert_array_equal(y, y0)
 
 
-def textbook_mul(a, v):
-    """a * v with the kernels' complex product, (ar vr - ai vi, ar vi + ai vr), each
-    operation rounded (numpy's own complex multiply may fuse them); real types as numpy."""
-    if not np.iscomplexobj(v):
-        return a * v
-    out = np.empty_like(v)
-    with np.errstate(invalid="ignore", over="ignore"):
-        out.real = a.real * v.real - a.imag * v.imag
-        out.imag = a.real * v.imag + a.imag * v.real
-    return out
-
-
-FUSED = [
-    dict(alpha=2),
-    dict(alpha=-3, beta=1, y="full"),
-    dict(alpha=1, beta=2, y="full"),
-    dict(alpha=5, beta=-2, y="strided"),
-    dict(alpha=1, beta=0, y="strided"),
-    dict(alpha=2, beta=0, y="nan"),  # beta 0: y is never read, its NaN must not show
-]
-
-
 @pytest.mark.parametrize("dtype", VALUE_DTYPES)
 @pytest.mark.parametrize("case", range(len(FUSED)))
 def test_split_fused_alpha_beta_strided_y(rng, split, dtype, case):
@@ -261,23 +241,8 @@ def test_split_fused_alpha_beta_strided_y(rng, split, dtype, case):
     kw = FUSED[case]
     split(1)
     S = long_rows(rng, 300, 131_073, 1000, dtype, special=True)
-    m, n = S.shape
-    x = values(rng, m, dtype)
-    alpha, beta = np.asarray(kw["alpha"], dtype)[()], np.asarray(kw.get("beta", 0), dtype)[()]
-    if np.issubdtype(dtype, np.complexfloating):  # a complex alpha exercises the complex epilogue
-        alpha = alpha * np.asarray(1 - 0.5j, dtype)
-    y = None
-    if kw.get("y") == "full":
-        y = values(rng, n, dtype)
-    elif kw.get("y") == "strided":
-        y = values(rng, 3 * n, dtype)[::3]
-    elif kw.get("y") == "nan":
-        y = np.full(n, np.nan if not np.issubdtype(dtype, np.integer) else 7, dtype)
-    y0 = None if y is None else y.copy()
-    s = S.T @ x
-    expect = s if alpha == 1 else textbook_mul(alpha, s)
-    if y0 is not None and beta != 0:
-        expect = expect + (y0 if beta == 1 else textbook_mul(beta, y0))
+    x = values(rng, S.shape[0], dtype)
+    alpha, beta, y, expect = fused_case(rng, kw, dtype, S.T @ x, values)
     before = _core.spmv_split_calls()
     with ascend_linalg.use_backend("cpu"):
         out = spmv(S, x, alpha=alpha, beta=beta, y=y, trans=True)
