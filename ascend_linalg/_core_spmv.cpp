@@ -6,10 +6,12 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -157,27 +159,87 @@ void spmv(const std::string& device, bool trans, py::handle alpha, py::handle in
     if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
 }
 
-// A @ x's common CPU call (ascend_linalg/sparse/_matvec.py), decided and
-// run in one binding: exact ndarrays, 1-D; data and x of one kernel dtype
-// (float32/64, complex64/128, int32/64), native and aligned; indices and
-// indptr both int32 or both int64; all C-contiguous; indptr of rows + 1 and
-// x of the operand's length. Returns a new y = op(A) @ x, or None for
-// anything else, which the caller then takes through its general path (the
-// same results and errors, without its Python steps: about 3 us a call,
+// A @ x's common CPU call (ascend_linalg/sparse/_matvec.py), and spmv()'s
+// (ascend_linalg/sparse/_spmv.py), decided and run in one binding: exact
+// ndarrays, 1-D; data and x of one kernel dtype (float32/64, complex64/128,
+// int32/64), native and aligned; indices and indptr both int32 or both
+// int64; all C-contiguous; indptr of rows + 1 and x of the operand's length;
+// for spmv() also alpha and beta (None: 1 and 0) and y (None: a new one).
+// Returns y = alpha*op(A) @ x + beta*y, or None for anything else, which the
+// caller then takes through its general path (the same results and errors,
+// without its Python steps: about 3 us a call for A @ x, 20 for spmv(),
 // against a 62k-nonzero product's 45).
 template <class T>
 bool vectorOf(py::handle h) {
     return py::isinstance<py::array_t<T, py::array::c_style>>(h) && aligned(py::reinterpret_borrow<py::array>(h)) &&
            py::reinterpret_borrow<py::array>(h).ndim() == 1;
 }
+
+// Python number h (exactly a float, int or complex) as T, where spmv()'s
+// dtype rule (np.result_type of T's dtype and np.min_scalar_type(h)) keeps
+// T; false otherwise (the general path then decides). float32/complex64:
+// numpy's min_scalar_type gives float16/float32 for a float below 3.4e38 in
+// magnitude or not finite, (u)int8/16 for an int in [-32768, 65535]; this
+// takes a little less (3e38). float64/complex128: any float, an int of
+// int64. Python complex: complex128 only. Integer dtypes: never.
+template <class T> struct ScalarRule;
+template <> struct ScalarRule<double> { static constexpr bool wide = true, cplx = false; };
+template <> struct ScalarRule<float> { static constexpr bool wide = false, cplx = false; };
+template <> struct ScalarRule<std::complex<double>> { static constexpr bool wide = true, cplx = true; };
+template <> struct ScalarRule<std::complex<float>> { static constexpr bool wide = false, cplx = true; };
+template <class T>
+bool scalarAs(py::handle h, T* out) {
+    if constexpr (std::is_integral_v<T>) {
+        return false;
+    } else {
+        using R = ScalarRule<T>;
+        PyObject* o = h.ptr();
+        double re = 0, im = 0;
+        if (PyFloat_CheckExact(o)) {
+            re = PyFloat_AS_DOUBLE(o);
+            if (!R::wide && std::isfinite(re) && !(std::fabs(re) < 3e38)) return false;
+        } else if (PyLong_CheckExact(o)) {
+            int overflow = 0;
+            const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (overflow || (v == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                return false;
+            }
+            if (!R::wide && (v < -32768 || v > 65535)) return false;
+            re = static_cast<double>(v);
+        } else if (R::cplx && R::wide && PyComplex_CheckExact(o)) {
+            re = PyComplex_RealAsDouble(o);
+            im = PyComplex_ImagAsDouble(o);
+        } else {
+            return false;
+        }
+        if constexpr (R::cplx) *out = T(static_cast<typename T::value_type>(re), static_cast<typename T::value_type>(im));
+        else *out = static_cast<T>(re);
+        return true;
+    }
+}
+
+bool overlaps(const py::array& a, const py::array& b) {
+    const char* a0 = static_cast<const char*>(a.data());
+    const char* b0 = static_cast<const char*>(b.data());
+    return a.nbytes() > 0 && b.nbytes() > 0 && a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
+}
+
 template <class T>
 py::object spmvFastAs(bool trans, py::handle data, py::handle indices, py::handle indptr, int64_t rows,
-                      int64_t cols, py::handle x, alDataType_t vt) {
+                      int64_t cols, py::handle x, alDataType_t vt, py::handle alphaH, py::handle betaH,
+                      py::handle yH) {
     if (!vectorOf<T>(x)) return py::none();
     alIndexType_t it;
     if (vectorOf<int32_t>(indices) && vectorOf<int32_t>(indptr)) it = AL_INDEX_32I;
     else if (vectorOf<int64_t>(indices) && vectorOf<int64_t>(indptr)) it = AL_INDEX_64I;
     else return py::none();
+    // alpha == 1 and beta == 0 as the general path passes them: exactly 1 and +0
+    T alpha = T(1), beta = T(0);
+    if (!alphaH.is_none() && !scalarAs(alphaH, &alpha)) return py::none();
+    if (!betaH.is_none() && !scalarAs(betaH, &beta)) return py::none();
+    if (alpha == T(1)) alpha = T(1);
+    if (beta == T(0)) beta = T(0);
     const int64_t xLen = trans ? rows : cols, yLen = trans ? cols : rows;
     alCsrDescr A{};
     alDnMatDescr X{}, Y{};
@@ -186,32 +248,44 @@ py::object spmvFastAs(bool trans, py::handle data, py::handle indices, py::handl
         auto D = py::reinterpret_borrow<py::array>(data), J = py::reinterpret_borrow<py::array>(indices),
              P = py::reinterpret_borrow<py::array>(indptr), V = py::reinterpret_borrow<py::array>(x);
         if (rows < 0 || cols < 0 || P.shape(0) != rows + 1 || V.shape(0) != xLen) return py::none();
-        py::array_t<T> y(yLen);
+        py::array_t<T> y;
+        if (yH.is_none()) {
+            y = py::array_t<T>(yLen);
+            if (beta != T(0)) std::fill(y.mutable_data(), y.mutable_data() + yLen, T(0));
+        } else {
+            // the caller's y, written in place: writable, and sharing no memory
+            // with the inputs (the general path writes such a y through a copy)
+            if (!exactArray(yH) || !vectorOf<T>(yH)) return py::none();
+            y = py::reinterpret_borrow<py::array_t<T>>(yH);
+            if (!y.writeable() || y.shape(0) != yLen || overlaps(y, D) || overlaps(y, J) || overlaps(y, P) ||
+                overlaps(y, V))
+                return py::none();
+        }
         A = alCsrDescr{rows, cols, std::min<int64_t>(J.shape(0), D.shape(0)), P.data(), J.data(), D.data(), it, vt};
         X = alDnMatDescr{xLen, 1, 1, 0, const_cast<void*>(V.data()), vt};
         Y = alDnMatDescr{yLen, 1, 1, 0, y.mutable_data(), vt};
         out = std::move(y);
     }
-    static const T one = T(1), zero = T(0);
     alHandle_t h = handleFor("cpu");
     PyObject* raw = out.release().ptr();  // owned across the GIL release as a raw reference (see retakeGil)
     alStatus_t st = AL_STATUS_INTERNAL_ERROR;
-    withoutGil([&] { st = alSpmv(h, trans ? AL_OP_T : AL_OP_N, &one, &A, &X, &zero, &Y, vt); });
+    withoutGil([&] { st = alSpmv(h, trans ? AL_OP_T : AL_OP_N, &alpha, &A, &X, &beta, &Y, vt); });
     py::object result = py::reinterpret_steal<py::object>(raw);
     if (st != AL_STATUS_SUCCESS) raiseStatus("alSpmv", st);
     return result;
 }
 py::object spmvFast(bool trans, py::handle data, py::handle indices, py::handle indptr, int64_t rows,
-                    int64_t cols, py::handle x) {
+                    int64_t cols, py::handle x, py::handle alpha, py::handle beta, py::handle y) {
     if (!exactArray(data) || !exactArray(indices) || !exactArray(indptr) || !exactArray(x)) return py::none();
-    if (vectorOf<double>(data)) return spmvFastAs<double>(trans, data, indices, indptr, rows, cols, x, AL_R_64F);
-    if (vectorOf<float>(data)) return spmvFastAs<float>(trans, data, indices, indptr, rows, cols, x, AL_R_32F);
-    if (vectorOf<std::complex<double>>(data))
-        return spmvFastAs<std::complex<double>>(trans, data, indices, indptr, rows, cols, x, AL_C_64F);
-    if (vectorOf<std::complex<float>>(data))
-        return spmvFastAs<std::complex<float>>(trans, data, indices, indptr, rows, cols, x, AL_C_32F);
-    if (vectorOf<int64_t>(data)) return spmvFastAs<int64_t>(trans, data, indices, indptr, rows, cols, x, AL_R_64I);
-    if (vectorOf<int32_t>(data)) return spmvFastAs<int32_t>(trans, data, indices, indptr, rows, cols, x, AL_R_32I);
+#define AL_FAST(T, VT) return spmvFastAs<T>(trans, data, indices, indptr, rows, cols, x, VT, alpha, beta, y)
+    if (vectorOf<double>(data)) AL_FAST(double, AL_R_64F);
+    if (vectorOf<float>(data)) AL_FAST(float, AL_R_32F);
+    if (vectorOf<std::complex<double>>(data)) AL_FAST(std::complex<double>, AL_C_64F);
+    if (vectorOf<std::complex<float>>(data)) AL_FAST(std::complex<float>, AL_C_32F);
+    const bool plain = alpha.is_none() && beta.is_none() && y.is_none();  // integer products: A @ x only
+    if (plain && vectorOf<int64_t>(data)) AL_FAST(int64_t, AL_R_64I);
+    if (plain && vectorOf<int32_t>(data)) AL_FAST(int32_t, AL_R_32I);
+#undef AL_FAST
     return py::none();
 }
 
@@ -222,8 +296,9 @@ void addSpmv(py::module_& m) {
           py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("beta"),
           py::arg("y"), py::arg("resident") = py::none(), py::arg("verify") = true);
     m.def("spmv_fast", &spmvFast, py::arg("trans"), py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("rows"), py::arg("cols"), py::arg("x"),
-          "A @ x's common CPU call in one step; None where the general path must decide");
+          py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("alpha") = py::none(),
+          py::arg("beta") = py::none(), py::arg("y") = py::none(),
+          "A @ x's (and spmv()'s) common CPU call in one step; None where the general path must decide");
     py::class_<CsrResidency>(m, "CsrResidency",
                              "A CSR matrix's arrays kept on the device between spmv calls (docs/npu.md)")
         .def(py::init<>())

@@ -224,3 +224,105 @@ def test_fast_binding_hands_back_bad_arguments():
         (False, d.astype(np.float16), j, p, 6, 4, x.astype(np.float16)),  # no kernel dtype here
     ]:
         assert _core.spmv_fast(*args) is None, args
+
+
+def _fused_cases():
+    """(label, kwargs of spmv besides A and x, matrix dtype, x dtype, y maker, trans, fast)."""
+    def full(dtype):
+        return lambda rng, n: (rng.standard_normal(n) * 2).astype(dtype)
+    nan = lambda rng, n: np.full(n, np.nan)  # noqa: E731
+    f64, f32, c64, c128 = np.float64, np.float32, np.complex64, np.complex128
+    return [
+        ("defaults", {}, f64, f64, None, False, True),
+        ("alpha beta y float64", dict(alpha=2.5, beta=0.5), f64, f64, full(f64), False, True),
+        ("transposed", dict(alpha=-1.5, beta=2.0), f64, f64, full(f64), True, True),
+        ("float32 small alpha", dict(alpha=3, beta=-2.0), f32, f32, full(f32), False, True),
+        ("float32 nan alpha", dict(alpha=float("nan")), f32, f32, None, False, True),
+        ("float32 inf beta, new y", dict(beta=float("inf")), f32, f32, None, False, True),
+        ("float32 int alpha 65535", dict(alpha=65535), f32, f32, None, False, True),
+        ("float32 int alpha 65536: float64", dict(alpha=65536), f32, f32, None, False, False),
+        ("float32 int alpha -32769: float64", dict(alpha=-32769), f32, f32, None, False, False),
+        ("float32 alpha 1e39: float64", dict(alpha=1e39), f32, f32, None, False, False),
+        ("complex128 complex alpha", dict(alpha=1 - 2j, beta=0.5j), c128, c128, full(c128), True, True),
+        ("complex64 real alpha", dict(alpha=2.0, beta=1), c64, c64, full(c64), False, True),
+        ("complex64 complex alpha", dict(alpha=1j), c64, c64, None, False, False),
+        ("float64 complex alpha: complex128", dict(alpha=1j), f64, f64, None, False, False),
+        ("beta -0.0, NaN y never read", dict(alpha=2.0, beta=-0.0), f64, f64, nan, False, True),
+        ("numpy scalar alpha", dict(alpha=np.float64(2.0)), f64, f64, None, False, False),
+        ("bool alpha", dict(alpha=True), f64, f64, None, False, False),
+        ("int alpha past int64", dict(alpha=2**63), f64, f64, None, False, False),
+        ("int32 matrix", dict(alpha=2, beta=1), np.int32, np.int32, lambda rng, n: np.arange(n, dtype=np.int32),
+         False, False),
+        ("float32 y for float64", dict(alpha=2.0), f64, f64, full(f32), False, False),
+        ("y too short", dict(alpha=2.0), f64, f64, lambda rng, n: np.ones(n - 1), False, False),
+        ("strided y", dict(beta=1.0), f64, f64, lambda rng, n: np.ones(2 * n)[::2], False, False),
+        ("read-only y", dict(beta=1.0), f64, f64, lambda rng, n: np.ones(n).view(), False, False),
+        ("y is x", dict(alpha=2.0, beta=1.0), f64, f64, "x", False, False),
+        ("list x", dict(alpha=2.0), f64, "list", None, False, False),
+        ("x of the wrong length", dict(alpha=2.0), f64, "short", None, False, False),
+    ]
+
+
+FUSED_CASES = _fused_cases()
+
+
+@pytest.mark.parametrize("label,kw,dtype,xdtype,ymaker,trans,fast", FUSED_CASES,
+                         ids=[c[0] for c in FUSED_CASES])
+def test_fast_binding_fused_spmv_matches_general_path(monkeypatch, label, kw, dtype, xdtype, ymaker, trans, fast):
+    """spmv(A, x, alpha, beta, y, trans): the binding and the general path give the
+    same outcome; the binding takes exactly the common calls."""
+    real = _core.spmv_fast
+    runs = {}
+    for path in ("fast", "general"):
+        rng = np.random.default_rng(len(label))
+        A = _matrix(rng, 9, 9, dtype)  # square: y may be x
+        n_in = A.shape[0] if trans else A.shape[1]
+        n_out = A.shape[1] if trans else A.shape[0]
+        x = (rng.standard_normal(n_in) * 3).astype(xdtype if xdtype not in ("list", "short") else np.float64)
+        if xdtype == "list":
+            x = list(x)
+        elif xdtype == "short":
+            x = x[:-1]
+        y = x if ymaker == "x" else (ymaker(rng, n_out) if ymaker else None)
+        if label == "read-only y":
+            y.flags.writeable = False
+        arrays = [A.data, A.indices, A.indptr]
+        before = [a.copy() for a in arrays]
+        taken = []
+
+        def spy(*args, **kwargs):
+            out = real(*args, **kwargs)
+            taken.append(out is not None)
+            return out
+        monkeypatch.setattr(_core, "spmv_fast", spy if path == "fast" else (lambda *a, **k: None))
+        with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+            kind, value = _outcome(lambda: asp.spmv(A, x, y=y, trans=trans, **kw))
+        for a, b in zip(arrays, before):
+            assert np.array_equal(a, b) and a.dtype == b.dtype, (label, path)
+        if path == "fast":
+            assert any(taken) == fast, (label, taken)
+        if kind == "ok" and y is not None and ymaker != "x":
+            assert value is y, label  # written into the caller's y
+        runs[path] = (kind, value, recs)
+    (k1, v1, r1), (k2, v2, r2) = runs["fast"], runs["general"]
+    assert k1 == k2, (label, v1, v2)
+    if k1 == "raised":
+        assert type(v1) is type(v2) and str(v1) == str(v2), label
+        return
+    assert r1 == r2, label
+    assert v1.dtype == v2.dtype and v1.shape == v2.shape, label
+    b1, b2 = (np.ascontiguousarray(v).view(np.uint8) for v in (v1, v2))
+    assert np.array_equal(b1, b2), label
+
+
+def test_fast_binding_fused_malformed_matches_general_path(monkeypatch):
+    real = _core.spmv_fast
+    msgs = []
+    for fn in (real, lambda *a, **k: None):
+        A = _matrix(np.random.default_rng(3), 9, 13)
+        A.indices[-1] = 13
+        monkeypatch.setattr(_core, "spmv_fast", fn)
+        with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed") as exc:
+            asp.spmv(A, np.ones(13), alpha=2.0, beta=1.0, y=np.zeros(9))
+        msgs.append(str(exc.value))
+    assert msgs[0] == msgs[1]

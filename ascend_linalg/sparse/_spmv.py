@@ -149,6 +149,18 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     kernel runs (float32/64, complex64/128, int32/64); other dtypes, and the
     ``scipy`` backend, compute the same formula with scipy.
     """
+    if (type(x) is np.ndarray and compute_dtype is None and out_dtype is None and shape is None
+            and getattr(A, "format", None) in ("csr", "csc") and _sp.issparse(A) and A.ndim == 2
+            and route("spmv") == "cpu"):
+        # The common call (one vector, matching native dtypes, float alpha and
+        # beta that keep the dtype, contiguous arrays, a y of its own memory)
+        # in one step; None: anything else, decided below.
+        csc = A.format == "csc"
+        rows, cols = A.shape[::-1] if csc else A.shape
+        out = _core.spmv_fast(bool(trans) != csc, A.data, A.indices, A.indptr, rows, cols, x, alpha, beta, y)
+        if out is not None:
+            record("spmv", "cpu")
+            return out
     raw = None
     if isinstance(A, tuple):
         raw = _raw_csr(A, shape)
