@@ -199,13 +199,17 @@ def malformed(rng, index_dtype, where, at):
         indices[indptr[r]] = -1  # the row's first: stays sorted
     elif where == "index_huge":
         indices[indptr[r] + 5] = np.iinfo(index_dtype).max  # mid-row: also unsorted
+    elif where == "index_extremes":  # the row's ends: sorted, spanning more than the index type
+        indices[indptr[r]] = np.iinfo(index_dtype).min
+        indices[indptr[r + 1] - 1] = np.iinfo(index_dtype).max
     else:
         indptr[r + 1] = indptr[r] - 5
     return S, csr_matrix((data, indices, indptr), shape=S.shape)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-@pytest.mark.parametrize("where", ["index_too_large", "index_negative", "index_huge", "indptr_decreasing"])
+@pytest.mark.parametrize("where", ["index_too_large", "index_negative", "index_huge", "index_extremes",
+                                   "indptr_decreasing"])
 @pytest.mark.parametrize("at", [0.0, 0.5, 1.0])
 def test_split_malformed_structure_raises(rng, split, index_dtype, where, at):
     split(1)

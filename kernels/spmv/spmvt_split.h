@@ -52,8 +52,13 @@ inline int64_t splitPoint(const I* idx, int64_t a, int64_t e, int64_t c) {
     if (c <= first) return a;
     if (c > last) return e;
     // first < c <= last, so last > first: the guess is in [a, e - 1]
-    const double f = static_cast<double>(c - first) / static_cast<double>(last - first);
-    int64_t g = a + static_cast<int64_t>(f * static_cast<double>(e - 1 - a));
+    // (differences in double: a malformed row's int64 indices may span more
+    // than int64)
+    const double f = (static_cast<double>(c) - static_cast<double>(first)) /
+                     (static_cast<double>(last) - static_cast<double>(first));
+    // (a NaN or out-of-range f, from indices doubles cannot tell apart, to [0, 1])
+    const double fc = f >= 0 ? (f <= 1 ? f : 1.0) : 0.0;
+    int64_t g = a + static_cast<int64_t>(fc * static_cast<double>(e - 1 - a));
     g = std::min(std::max(g, a), e - 1);
     // gallop to a bracket [lo, hi) with idx[lo - 1] < c <= idx[hi] (as far as
     // the row is sorted), then bisect it
