@@ -22,7 +22,12 @@ columns of every row into y: ``kernels/spmv/spmvt_split.h``); ``auto``,
 ``off`` and ``on`` are then that kernel, and ``merge`` is the merge-path
 kernel (``_core.spmv_split_force(0)``) under the default row prefetch rule.
 
-    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans]
+``--grid`` times ``A.T @ x`` of sorted random rows of 32 to 5000 nonzeros
+(about 3.2e6 in all) over 1e6 columns, the column split forced on
+(``split``) and off (``merge``), against scipy: where the split starts to
+pay (its rule: rows of 512 or more on average, partials past 6 MiB).
+
+    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid]
 """
 import argparse
 import os
@@ -50,11 +55,44 @@ def long_rows(rng, n, rows, length):
     return A
 
 
+def grid(rng, repeats):
+    n = 10**6
+    print(f"A.T @ x, rows x length of {n:.0e} columns; ms split / merge (scipy), ratios scipy/ours")
+    print(f"{'rows x length':>15} {'dtype':>8} {'scipy ms':>9} {'split ms':>9} {'merge ms':>9} {'split':>6} {'merge':>6}")
+    try:
+        for length in (32, 128, 256, 512, 1000, 2000, 5000):
+            rows = 3_200_000 // length
+            M = long_rows(rng, n, rows, length)
+            for dtype in (np.float32, np.float64):
+                S = M.astype(dtype)
+                S.data[:] = rng.standard_normal(S.nnz)
+                At, St = csr_matrix(S).T, S.T
+                x = rng.standard_normal(rows).astype(dtype)
+
+                def ours(mode, At=At, x=x):
+                    def run():
+                        _core.spmv_split_force(mode)
+                        with ascend_linalg.use_backend("cpu"):
+                            return At @ x
+                    return run
+
+                samples = {}
+                med = interleaved({"scipy": lambda St=St, x=x: St @ x, "split": ours(1), "merge": ours(0)},
+                                  repeats=repeats, samples=samples)
+                r = {k: paired_ratio(samples, "scipy", k) for k in ("split", "merge")}
+                print(f"{f'{rows} x {length}':>15} {np.dtype(dtype).name:>8} {med['scipy']*1e3:>9.2f}"
+                      f" {med['split']*1e3:>9.2f} {med['merge']*1e3:>9.2f} {r['split']:>6.2f} {r['merge']:>6.2f}",
+                      flush=True)
+    finally:
+        _core.spmv_split_force(-1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--trans", action="store_true", help="A.T @ x")
+    ap.add_argument("--grid", action="store_true", help="A.T @ x by row length, split against merge path")
     args = ap.parse_args()
     if args.threads:
         ascend_linalg.set_num_threads(args.threads)
@@ -62,6 +100,9 @@ def main():
     rng = np.random.default_rng(0)
     print(f"ascend_linalg {ascend_linalg.__version__}, {ascend_linalg.get_num_threads()} CPU threads, "
           f"isa: {_core.cpu_isa()}")
+    if args.grid:
+        grid(rng, 3 if args.quick else 7)
+        return
     cases = [("power-law 1e6", power_law(rng, 10**6, 10**7), (np.float32, np.float64))]
     for n, rows, length in ((10**5, 2000, 5000), (2 * 10**5, 2000, 5000), (5 * 10**5, 2000, 5000),
                             (10**6, 2000, 5000), (2 * 10**6, 2000, 5000), (4 * 10**6, 1000, 10000),
