@@ -330,16 +330,17 @@ extern "C" alStatus_t alCsrResidentGetInfo(alCsrResident_t resident, alCsrReside
 
 namespace al {
 namespace {
-// Whether y := alpha*A^T x + beta*y runs binned (kSpmvBinMinBytes): the
-// CPU device, one vector, at most kSpmvBinMaxBins bins; then past the size
-// bound with scattered indices (sampled as the kernels do), or whenever
-// forced (spmvBinForce).
+// The error for a structure the kernels flagged.
 alStatus_t malformed(const alCsrDescr* A) {
     return fail(AL_STATUS_INVALID_VALUE,
                 "malformed sparse structure: indptr must be non-decreasing within [0, nnz] and "
                 "every index must lie in [0, " + std::to_string(A->cols) + ")");
 }
 
+// Whether y := alpha*A^T x + beta*y runs binned (kSpmvBinMinBytes): the
+// CPU device, one vector, at most kSpmvBinMaxBins bins; then past the size
+// bound with scattered indices (sampled as the kernels do), or whenever
+// forced (spmvBinForce).
 bool useBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
     const int32_t force = gBinForce.load();
     if (force == 0 || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || A->cols <= 0 || nnzT <= 0 ||
@@ -359,12 +360,14 @@ bool useBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t 
 // Binning forced on (spmvBinForce) takes precedence over the rule.
 bool useSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
     const int32_t force = gSplitForce.load();
-    if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || t.usedCoreNum < 2 ||
-        t.usedCoreNum > kSpmvSplitMaxParts || A->cols <= 0 || A->rows <= 0 || nnzT <= 0)
+    if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU ||
+        t.nvec != 1 || t.usedCoreNum < 2 || t.usedCoreNum > kSpmvSplitMaxParts || A->cols <= 0 || A->rows <= 0 ||
+        nnzT <= 0)
         return false;
     if (force == 1) return true;
     const int64_t eb = static_cast<int64_t>(typeBytes(static_cast<alDataType_t>(t.valueType)));
-    return nnzT / A->rows >= kSpmvSplitMinAvg && A->cols * eb * t.usedCoreNum > kSpmvSplitMinBytes;
+    const int64_t cols = std::min<int64_t>(A->cols, int64_t(1) << 40);  // no overflow below
+    return nnzT / A->rows >= kSpmvSplitMinAvg && cols * eb * t.usedCoreNum > kSpmvSplitMinBytes;
 }
 
 // y's columns for the column-split product's blocks: ranges of about equal
