@@ -248,23 +248,26 @@ py::object spmvFastAs(bool trans, py::handle data, py::handle indices, py::handl
         auto D = py::reinterpret_borrow<py::array>(data), J = py::reinterpret_borrow<py::array>(indices),
              P = py::reinterpret_borrow<py::array>(indptr), V = py::reinterpret_borrow<py::array>(x);
         if (rows < 0 || cols < 0 || P.shape(0) != rows + 1 || V.shape(0) != xLen) return py::none();
-        py::array_t<T> y;
+        T* yData;
         if (yH.is_none()) {
-            y = py::array_t<T>(yLen);
-            if (beta != T(0)) std::fill(y.mutable_data(), y.mutable_data() + yLen, T(0));
+            py::array_t<T> y(yLen);
+            yData = y.mutable_data();
+            if (beta != T(0)) std::fill(yData, yData + yLen, T(0));
+            out = std::move(y);
         } else {
             // the caller's y, written in place: writable, and sharing no memory
             // with the inputs (the general path writes such a y through a copy)
             if (!exactArray(yH) || !vectorOf<T>(yH)) return py::none();
-            y = py::reinterpret_borrow<py::array_t<T>>(yH);
+            auto y = py::reinterpret_borrow<py::array_t<T>>(yH);
             if (!y.writeable() || y.shape(0) != yLen || overlaps(y, D) || overlaps(y, J) || overlaps(y, P) ||
                 overlaps(y, V))
                 return py::none();
+            yData = y.mutable_data();
+            out = std::move(y);
         }
         A = alCsrDescr{rows, cols, std::min<int64_t>(J.shape(0), D.shape(0)), P.data(), J.data(), D.data(), it, vt};
         X = alDnMatDescr{xLen, 1, 1, 0, const_cast<void*>(V.data()), vt};
-        Y = alDnMatDescr{yLen, 1, 1, 0, y.mutable_data(), vt};
-        out = std::move(y);
+        Y = alDnMatDescr{yLen, 1, 1, 0, yData, vt};
     }
     alHandle_t h = handleFor("cpu");
     PyObject* raw = out.release().ptr();  // owned across the GIL release as a raw reference (see retakeGil)
