@@ -593,9 +593,8 @@ inline void spmvtReduceEntry(uint32_t b, uint32_t nb, void* const* args, const v
 }  // namespace spmvm
 }  // namespace al
 
-// the binned product's launches (uses checkTouchAhead and walkRows above)
+// the binned and column-split products (they use checkTouchAhead, walkRows, the row scatters above)
 #include "spmvt_bins.h"
-// the column-split product's launch (uses the row scatters above)
 #include "spmvt_split.h"
 
 #endif
