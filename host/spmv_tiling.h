@@ -94,14 +94,14 @@ void spmvPrefetchReset();
 int32_t spmvPrefetchDecide(bool trans, int64_t targetBytes, const double* best, int32_t* candidates, int* n);
 // plan >= 0: every call uses it (no timing); -1: choose by timing (default)
 void spmvPrefetchForce(int32_t plan);
-// The binned transposed product (spmv_host.cpp): mode 1 runs every product
+// The binned transposed product (spmvt_cpu.cpp): mode 1 runs every product
 // it allows binned, 0 none, -1 (default) those past its size bound with
 // scattered indices; chunkEntries > 0 sets the pool entries per chunk (0:
 // the rule). For tests and benchmarks.
 void spmvBinForce(int32_t mode, int64_t chunkEntries);
 // Products run binned so far (a test's proof that the kernel ran).
 int64_t spmvBinCalls();
-// The column-split transposed product (spmv_host.cpp): mode 1 runs every
+// The column-split transposed product (spmvt_cpu.cpp): mode 1 runs every
 // product it allows column-split, 0 none, -1 (default) by its rule. For
 // tests and benchmarks; spmvSplitCalls counts the products it completed
 // (not those that fell back on an unsorted row).

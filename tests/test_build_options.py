@@ -111,13 +111,17 @@ def test_kernel_names_match_the_host():
     desc = r'KernelDesc\s+\w+\s*\{\s*"(\w+)"[^\n]*'
     host = {f.stem: {m.group(1) for m in re.finditer(desc, f.read_text()) if "// cpu-only" not in m.group(0)}
             for f in (ROOT / "host").glob("*_host.cpp")}
-    cpu_only = set(re.findall(desc[:-6] + r'.*// cpu-only', (ROOT / "host/spmv_host.cpp").read_text()))
+    # the transposed CPU paths live in their own unit, with only cpu-only kernels
+    spmvt_cpu = (ROOT / "host/spmvt_cpu.cpp").read_text()
+    assert not {m.group(1) for m in re.finditer(desc, spmvt_cpu) if "// cpu-only" not in m.group(0)}
+    cpu_only = {n for f in ("spmv_host.cpp", "spmvt_cpu.cpp")
+                for n in re.findall(desc[:-6] + r'.*// cpu-only', (ROOT / "host" / f).read_text())}
     assert cpu_only == {"spmv_pack_rows", "spmvt_bin", "spmvt_drain", "spmvt_split"}
     host_src = (ROOT / "host/spmv_host.cpp").read_text()
     assert "packX = op == AL_OP_N && dev.kind() == AL_DEVICE_CPU" in host_src
-    assert "if (force == 0 || dev.kind() != AL_DEVICE_CPU ||" in host_src  # useBins: the binned launches
-    # useSplit: the column-split launch
-    assert "if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU ||" in host_src
+    assert "if (force == 0 || dev.kind() != AL_DEVICE_CPU ||" in spmvt_cpu  # spmvtUseBins: the binned launches
+    # spmvtUseSplit: the column-split launch
+    assert "if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU ||" in spmvt_cpu
     csymm = (ROOT / "kernels/csymm/arch35/csymm_kernel.cpp").read_text()
     spmv = (ROOT / "kernels/spmv/arch22/spmv_kernel.cpp").read_text()
     assert host["csymm_host"] == set(re.findall(r'__global__ __aicore__ void (\w+)\(', csymm))

@@ -4,7 +4,7 @@
 //   g++ -O3 -std=c++17 -I. -Ihost/include -DAL_CPU_DISPATCH=1 -o /tmp/bench_spmv
 //       kernels/spmv/bench_spmv_kernel.cpp kernels/spmv/bench_spmv_bench.cpp kernels/spmv/spmv_kernel_ref.cpp
 //       kernels/spmv/spmv_kernel_merge.cpp kernels/spmv/spmvt_kernel_merge.cpp
-//       host/spmv_tiling.cpp host/spmv_tune.cpp host/spmv_host.cpp host/context.cpp
+//       host/spmv_tiling.cpp host/spmv_tune.cpp host/spmv_host.cpp host/spmvt_cpu.cpp host/context.cpp
 //       host/runtime/cpu_device.cpp host/runtime/acl_device.cpp host/runtime/acl_locate.cpp host/fingerprint.cpp /tmp/spmv_avx2.o /tmp/spmvt_avx2.o -ldl -lpthread
 //   (baseline only: drop -DAL_CPU_DISPATCH=1 and the .o; -fsanitize=address,undefined works too)
 //   /tmp/bench_spmv [check|bench|all] [matrix name filter for bench, e.g. powlaw]

@@ -1,7 +1,7 @@
 // The binned transposed product (propagation blocking, Beamer, Asanovic and
 // Patterson 2017): y := alpha*A^T x + beta*y, one vector, for a scattered
 // matrix whose per-block partials would not fit in the
-// last-level cache. The host picks it (spmv_host.cpp) and launches, per chunk
+// last-level cache. The host picks it (spmvt_cpu.cpp) and launches, per chunk
 // of the matrix, spmvtBin then spmvtDrain on the same blocks
 // (SpmvBinTiling in host/spmv_tiling.h has the layout).
 //

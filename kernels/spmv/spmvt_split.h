@@ -1,5 +1,5 @@
 // The column-split transposed product: y := alpha*A^T x + beta*y, one
-// vector, for a matrix of long rows (the host picks it: spmv_host.cpp).
+// vector, for a matrix of long rows (the host picks it: spmvt_cpu.cpp).
 // Block b owns the columns [split[b], split[b + 1]) of y and walks every row,
 // taking only the stretch of the row that falls in its columns: a row sorted
 // by column holds them in one contiguous stretch, found by a search. So no

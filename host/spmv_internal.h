@@ -1,0 +1,61 @@
+// What the SpMV host's units share: spmv_host.cpp (validation, staging, the
+// merge-path launches) and spmvt_cpu.cpp (the CPU device's binned and
+// column-split transposed products). Internal to the host layer.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "ascend_linalg/al_sparse.h"
+#include "context.h"
+#include "spmv_tiling.h"
+
+namespace al {
+
+// Bytes of one value of compute type t; 0 for a type this op does not compute.
+size_t spmvTypeBytes(alDataType_t t);
+
+// The error for a structure the kernels flagged (sets the last error).
+alStatus_t spmvMalformed(const alCsrDescr* A);
+
+// The SpMV workspace. On the CPU device one buffer is kept between calls: the
+// transposed partials are blocks * cols values, and a fresh allocation per
+// call pays page faults and the OS zeroing them every time. One call at a
+// time holds it (try_lock); a concurrent call, a device with its own memory,
+// or one needing more than 1 GiB allocates its own, freed with this object.
+class SpmvWorkspace {
+public:
+    explicit SpmvWorkspace(Device& d) : dev_(d), own_(d) {}
+    ~SpmvWorkspace();
+    SpmvWorkspace(const SpmvWorkspace&) = delete;
+    SpmvWorkspace& operator=(const SpmvWorkspace&) = delete;
+    alStatus_t allocate(size_t bytes);
+    void* get() const { return ptr_; }
+
+private:
+    Device& dev_;
+    DeviceBuffer own_;
+    bool cached_ = false;
+    void* ptr_ = nullptr;
+};
+
+// The CPU device's transposed products beyond the merge path (spmvt_cpu.cpp).
+// Each use* says whether y := alpha*A^T x + beta*y takes that path; nnzT is
+// indptr[rows], already checked to lie in [0, nnz].
+
+// Column split (kernels/spmv/spmvt_split.h). in: indptr, indices, values, x,
+// y. plain: alpha 1, beta 0, unit stride (sums go straight into y).
+// *unsorted: a row was found unsorted and nothing was written; the caller
+// runs the merge-path product instead.
+bool spmvtUseSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT);
+alStatus_t spmvtRunSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT,
+                         void* const* in, bool plain, bool* unsorted);
+
+// Binned (kernels/spmv/spmvt_bins.h). spmvtBinPlan fills the bin tiling
+// (chunks, workspace size); spmvtRunBins launches bin and drain per chunk
+// into args' workspace (args[5]) and stops at the first chunk whose
+// structure the kernels flagged: the caller reads the workspace's status.
+bool spmvtUseBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT);
+SpmvBinTiling spmvtBinPlan(const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT, bool plain);
+alStatus_t spmvtRunBins(Device& dev, SpmvBinTiling* bt, void* const* args);
+
+}  // namespace al

@@ -1,0 +1,214 @@
+// The CPU device's transposed products beyond the merge path: binned
+// (kernels/spmv/spmvt_bins.h) and column-split (kernels/spmv/spmvt_split.h),
+// their rules and their test hooks. spmv_host.cpp chooses among them.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/spmv/spmv_kernel_merge.h"
+#include "spmv_internal.h"
+#include "spmv_tiling.h"
+
+namespace al {
+namespace {
+
+const KernelDesc kSpmvTBin{"spmvt_bin", spmvt_bin_cpu};        // cpu-only
+const KernelDesc kSpmvTDrain{"spmvt_drain", spmvt_drain_cpu};  // cpu-only
+const KernelDesc kSpmvTSplit{"spmvt_split", spmvt_split_cpu};  // cpu-only
+
+// The binned transposed product (kernels/spmv/spmvt_bins.h) on the CPU, for
+// y := alpha*A^T x + beta*y (one vector, any stride) of a scattered
+// matrix whose blocks' partials together pass kSpmvBinMinBytes. There the
+// partial-sum kernel's random updates miss the last-level cache (32 MB here,
+// shared with the matrix's stream); binning turns them into sequential
+// traffic. Random n x n matrices, 10 nonzeros a row, 2 threads, standalone
+// C++ (the partial kernel's loop against the binned one, medians of 11), ms:
+//   float64 n = 1e6 (partials 16 MB): 17.2-19.6 / 25.7-39.4 (binning loses);
+//   1.5e6 (24 MB): 48.4 / 39.3; 2e6 (32 MB): 81.4 / 52.0; 4e6: 210 / 110;
+//   float32 n = 2e6 (16 MB): 28.5 / 44.6 (loses); 3e6 (24 MB): 73.5 / 62.2;
+//   4e6 (32 MB): 165 / 89.9.
+// Its sums are scipy's (row order from zero), unlike the partials'; a
+// product with fewer bytes keeps the partial kernel.
+constexpr int64_t kSpmvBinMinBytes = int64_t(20) << 20;
+// Pool entries per chunk of the matrix, all blocks together: about twice
+// cols (the drain's pass over y per chunk then costs well under the bins'
+// own traffic), at least 2^22.
+constexpr int64_t kSpmvBinChunkMin = int64_t(1) << 22;
+std::atomic<int32_t> gBinForce{-1};        // -1: by size and sampling; 0: never; 1: whenever allowed
+std::atomic<int64_t> gBinChunkEntries{0};  // > 0: pool entries per chunk (tests); 0: the rule
+std::atomic<int64_t> gBinCalls{0};         // products run binned
+
+// The column-split transposed product (kernels/spmv/spmvt_split.h) on the
+// CPU, for y := alpha*A^T x + beta*y (one vector, two blocks or more) of a
+// matrix of long rows whose blocks' partials together would be large: rows
+// averaging kSpmvSplitMinAvg nonzeros or more, partials past
+// kSpmvSplitMinBytes (the bound past which scattered targets are taken to
+// have left the cache, kSpmvScatterPfMinBytes). There
+// each block's partial outgrows its share of the cache, and the split keeps
+// one y (each block its share of it) and no reduction. Its cost grows with
+// the row count: a block reads a stretch of each row and skips the rest,
+// which streams worse than the merge path's contiguous share of the matrix,
+// and searches each row. Random sorted rows, 2 threads, through Python,
+// ms split / merge path (scipy): 1e6 columns float64 (partials 16 MB),
+// rows of 512: 6.29 / 8.28 (9.67), of 5000: 4.59 / 11.2 (9.04); float32
+// (8 MB), rows of 256: 4.56 / 4.09 (6.84), of 512: 4.54 / 4.19 (7.12), of
+// 2000: 3.64 / 5.01 (7.03); 5e5 columns float32 (4 MB), rows of 1000:
+// 3.90 / 3.33 (6.53), of 5000 (bench_spmv_long_rows.py): 9.58 / 9.89
+// (18.91); 2e5 columns float64 (3.2 MB), rows of 5000: 11.06 / 10.08
+// (19.45). docs/performance.md (twenty-sixth session) has the rest.
+constexpr int64_t kSpmvSplitMinAvg = 512;
+constexpr int64_t kSpmvSplitMinBytes = kSpmvScatterPfMinBytes;
+std::atomic<int32_t> gSplitForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
+std::atomic<int64_t> gSplitCalls{0};   // products run column-split (not fallen back)
+
+// y's columns for the column-split product's blocks: ranges of about equal
+// nonzeros, estimated from up to 64 rows spread over the matrix, each
+// sampled at up to 32 evenly spaced nonzeros (weighted by the row's length).
+// A performance choice only: any split gives the same sums. Rows whose
+// indptr is malformed are skipped (the kernel flags them); indices are
+// clamped into [0, cols).
+template <class I>
+void splitColumns(const alCsrDescr* A, int64_t nnzT, int parts, int64_t* split) {
+    const I* indptr = static_cast<const I*>(A->indptr);
+    const I* idx = static_cast<const I*>(A->indices);
+    const int64_t rows = A->rows, cols = A->cols;
+    constexpr int64_t kRows = 64, kPerRow = 32;
+    std::vector<std::pair<int64_t, double>> sample;
+    sample.reserve(kRows * kPerRow);
+    const int64_t nr = std::min(rows, kRows);
+    double total = 0;
+    for (int64_t i = 0; i < nr; ++i) {
+        const int64_t r = i * rows / nr;
+        const int64_t ka = static_cast<int64_t>(indptr[r]), kb = static_cast<int64_t>(indptr[r + 1]);
+        if (ka < 0 || kb <= ka || kb > nnzT) continue;
+        const int64_t m = std::min(kb - ka, kPerRow);
+        const double w = static_cast<double>(kb - ka) / static_cast<double>(m);
+        for (int64_t j = 0; j < m; ++j) {
+            const int64_t c = static_cast<int64_t>(idx[ka + ((2 * j + 1) * (kb - ka)) / (2 * m)]);
+            sample.emplace_back(std::min(std::max<int64_t>(c, 0), cols - 1), w);
+        }
+        total += static_cast<double>(kb - ka);
+    }
+    std::sort(sample.begin(), sample.end());
+    split[0] = 0;
+    split[parts] = cols;
+    size_t j = 0;
+    double acc = 0;
+    for (int b = 1; b < parts; ++b) {
+        const double want = total * b / parts;
+        while (j < sample.size() && acc + sample[j].second <= want) acc += sample[j++].second;
+        int64_t c = sample.empty() ? cols * b / parts : j < sample.size() ? sample[j].first : cols;
+        c = (c + 15) / 16 * 16;  // whole lines of y per block (16 values: 64 bytes of float32 or more)
+        split[b] = std::min(std::max(c, split[b - 1]), cols);
+    }
+}
+
+}  // namespace
+
+// Whether y := alpha*A^T x + beta*y runs binned (kSpmvBinMinBytes): the
+// CPU device, one vector, at most kSpmvBinMaxBins bins; then past the size
+// bound with scattered indices (sampled as the kernels do), or whenever
+// forced (spmvBinForce).
+bool spmvtUseBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
+    const int32_t force = gBinForce.load();
+    if (force == 0 || dev.kind() != AL_DEVICE_CPU || t.nvec != 1 || A->cols <= 0 || nnzT <= 0 ||
+        ((A->cols + (int64_t(1) << kSpmvBinShift) - 1) >> kSpmvBinShift) > kSpmvBinMaxBins)
+        return false;
+    if (force == 1) return true;
+    const int64_t eb = static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType)));
+    const int64_t bytes = A->cols * eb * t.usedCoreNum;
+    if (bytes <= kSpmvBinMinBytes) return false;
+    return A->indexType == AL_INDEX_64I ? spmvScattered64(static_cast<const int64_t*>(A->indices), 0, nnzT, 1)
+                                        : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, 1);
+}
+
+// Whether y := alpha*A^T x + beta*y runs column-split: the CPU device, one
+// vector, 2 to kSpmvSplitMaxParts blocks; then long rows and large partials
+// (kSpmvSplitMinAvg, kSpmvSplitMinBytes), or whenever forced (spmvSplitForce).
+// Binning forced on (spmvBinForce) takes precedence over the rule.
+bool spmvtUseSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
+    const int32_t force = gSplitForce.load();
+    if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU ||
+        t.nvec != 1 || t.usedCoreNum < 2 || t.usedCoreNum > kSpmvSplitMaxParts || A->cols <= 0 || A->rows <= 0 ||
+        nnzT <= 0)
+        return false;
+    if (force == 1) return true;
+    const int64_t eb = static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType)));
+    const int64_t cols = std::min<int64_t>(A->cols, int64_t(1) << 40);  // no overflow below
+    return nnzT / A->rows >= kSpmvSplitMinAvg && cols * eb * t.usedCoreNum > kSpmvSplitMinBytes;
+}
+
+// The column-split product (spmvtUseSplit). *unsorted: a row was found unsorted
+// and nothing was computed; the caller runs the merge-path product.
+alStatus_t spmvtRunSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT,
+                         void* const* in, bool plain, bool* unsorted) {
+    *unsorted = false;
+    SpmvSplitTiling st{};
+    st.t = t;
+    const int parts = t.usedCoreNum;
+    if (A->indexType == AL_INDEX_64I) splitColumns<int64_t>(A, nnzT, parts, st.split);
+    else splitColumns<int32_t>(A, nnzT, parts, st.split);
+    st.workspaceSize = 64;
+    if (!plain) {
+        st.sumOffset = 64;
+        st.workspaceSize += (A->cols * static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType))) + 63) /
+                            64 * 64;
+    }
+    SpmvWorkspace ws(dev);
+    if (ws.allocate(static_cast<size_t>(st.workspaceSize)) != AL_STATUS_SUCCESS)
+        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(st.workspaceSize) +
+                                                " bytes of workspace: " + lastErrorCStr());
+    std::memset(ws.get(), 0, 64);
+    void* args[6] = {in[0], in[1], in[2], in[3], in[4], ws.get()};
+    alStatus_t s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(parts), args, 6, &st, sizeof(st));
+    if (s != AL_STATUS_SUCCESS) return s;
+    int32_t flag;
+    std::memcpy(&flag, ws.get(), sizeof(flag));
+    if (flag == kSpmvSplitUnsorted) {
+        *unsorted = true;
+        return AL_STATUS_SUCCESS;
+    }
+    if (flag) return spmvMalformed(A);
+    if (!plain) {
+        st.epilogue = 1;
+        if ((s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(parts), args, 6, &st, sizeof(st))) != AL_STATUS_SUCCESS)
+            return s;
+    }
+    gSplitCalls.fetch_add(1);
+    return AL_STATUS_SUCCESS;
+}
+
+SpmvBinTiling spmvtBinPlan(const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT, bool plain) {
+    const int64_t forced = gBinChunkEntries.load();
+    const int64_t per = forced > 0 ? forced : std::max<int64_t>(2 * A->cols, kSpmvBinChunkMin);
+    // the plain product sums straight into y (alpha 1, beta 0, unit stride)
+    return spmvBinTiling(t, nnzT, std::max<int64_t>(1, (nnzT + per - 1) / per), plain);
+}
+
+alStatus_t spmvtRunBins(Device& dev, SpmvBinTiling* bt, void* const* args) {
+    const uint32_t blocks = static_cast<uint32_t>(bt->t.usedCoreNum);
+    alStatus_t st = AL_STATUS_SUCCESS;
+    // Per chunk: bin, stop on malformed structure, drain.
+    for (bt->chunk = 0; bt->chunk < bt->chunks && st == AL_STATUS_SUCCESS; ++bt->chunk) {
+        if ((st = dev.launch(kSpmvTBin, blocks, args, 6, bt, sizeof(*bt))) != AL_STATUS_SUCCESS) break;
+        int32_t flagged;
+        if ((st = dev.copyToHost(&flagged, args[5], sizeof(flagged))) != AL_STATUS_SUCCESS || flagged) break;
+        st = dev.launch(kSpmvTDrain, blocks, args, 6, bt, sizeof(*bt));
+    }
+    if (st == AL_STATUS_SUCCESS) gBinCalls.fetch_add(1);
+    return st;
+}
+
+void spmvBinForce(int32_t mode, int64_t chunkEntries) {
+    gBinForce.store(mode == 0 || mode == 1 ? mode : -1);
+    gBinChunkEntries.store(chunkEntries > 0 ? chunkEntries : 0);
+}
+int64_t spmvBinCalls() { return gBinCalls.load(); }
+void spmvSplitForce(int32_t mode) { gSplitForce.store(mode == 0 || mode == 1 ? mode : -1); }
+int64_t spmvSplitCalls() { return gSplitCalls.load(); }
+
+}  // namespace al
