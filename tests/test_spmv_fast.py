@@ -326,3 +326,91 @@ def test_fast_binding_fused_malformed_matches_general_path(monkeypatch):
             asp.spmv(A, np.ones(13), alpha=2.0, beta=1.0, y=np.zeros(9))
         msgs.append(str(exc.value))
     assert msgs[0] == msgs[1]
+
+
+def _plain_cases():
+    """(label, A kind, dtype, x maker, kwargs, taken): spmv on scipy (the
+    scipy backend, auto without an NPU)."""
+    f32, f64, c64, c128 = np.float32, np.float64, np.complex64, np.complex128
+    special = lambda x: np.where(np.arange(len(x)) % 3 == 0, np.inf, np.where(np.arange(len(x)) % 5 == 1, np.nan, x))  # noqa: E731
+    same = lambda x: x  # noqa: E731
+    cases = []
+    for dt in (f32, f64, c64, c128):
+        for kind in (asp.csr_matrix, asp.csr_array, asp.csc_matrix, sp.csr_matrix):
+            for trans in (False, True):
+                cases.append((f"{np.dtype(dt).name} {kind.__module__.split('.')[0]}.{kind.__name__} trans={trans}",
+                              kind, dt, same, dict(trans=trans), True))
+        cases.append((f"{np.dtype(dt).name} Inf/NaN x", asp.csr_matrix, dt, special, {}, True))
+        cases.append((f"{np.dtype(dt).name} Inf/NaN x transposed", asp.csr_matrix, dt, special, dict(trans=True), True))
+    cases += [
+        ("alpha 1.0 beta 0.0", asp.csr_matrix, f64, same, dict(alpha=1.0, beta=0.0), True),
+        ("alpha 2", asp.csr_matrix, f64, same, dict(alpha=2), False),
+        ("beta 0.5", asp.csr_matrix, f64, same, dict(beta=0.5), False),
+        ("numpy alpha", asp.csr_matrix, f64, same, dict(alpha=np.float64(1)), False),
+        ("complex alpha 1+0j", asp.csr_matrix, c128, special, dict(alpha=1 + 0j), False),
+        ("y given", asp.csr_matrix, f64, same, dict(y="zeros"), False),
+        ("float32 x, float64 A", asp.csr_matrix, f64, lambda x: x.astype(f32), {}, False),
+        ("int32 matrix", asp.csr_matrix, np.int32, same, {}, False),
+        ("2-D x", asp.csr_matrix, f64, lambda x: x.reshape(-1, 1), {}, False),
+        ("list x", asp.csr_matrix, f64, list, {}, False),
+        ("x too short", asp.csr_matrix, f64, lambda x: x[:-1], {}, False),
+        ("bsr matrix", sp.bsr_matrix, f64, same, {}, False),
+    ]
+    return cases
+
+
+PLAIN_CASES = _plain_cases()
+
+
+@pytest.mark.parametrize("label,kind,dtype,xmaker,kw,taken", PLAIN_CASES, ids=[c[0] for c in PLAIN_CASES])
+@pytest.mark.parametrize("backend", ["scipy", "auto"])
+def test_plain_spmv_on_scipy_matches_general_path(monkeypatch, backend, label, kind, dtype, xmaker, kw, taken):
+    """spmv(A, x) with alpha 1, beta 0 and no y, on scipy: the shortcut gives the
+    general path's outcome (bits, dtype, record, errors), which is scipy's own
+    product, and takes exactly those calls."""
+    if backend == "auto" and ascend_linalg.devices()[0]["usable"]:
+        pytest.skip("auto routes to the NPU here")
+    from ascend_linalg.sparse import _spmv
+    real = _spmv._compute_dtype
+    runs = {}
+    for path in ("shortcut", "general"):
+        rng = np.random.default_rng(len(label))
+        A = kind(_matrix(rng, 9, 13, dtype))
+        trans = kw.get("trans", False)
+        x = xmaker((rng.standard_normal(A.shape[0] if trans else A.shape[1]) * 3).astype(dtype))
+        args = dict(kw)
+        if args.get("y") == "zeros":
+            args["y"] = np.zeros(A.shape[1] if trans else A.shape[0], dtype=dtype)
+        general = []
+        monkeypatch.setattr(_spmv, "_SCIPY_PLAIN", path == "shortcut")
+        monkeypatch.setattr(_spmv, "_compute_dtype", lambda *a: general.append(1) or real(*a))
+        with ascend_linalg.use_backend(backend), dispatch_records() as recs:
+            kind_, value = _outcome(lambda: asp.spmv(A, x, **args))
+        if path == "shortcut" and kind_ == "ok":  # (the general path checks x before the dtype)
+            assert (not general) == taken, label
+        runs[path] = (kind_, value, [r for r in recs if r[0] == "spmv"], A, x)
+    (k1, v1, r1, A, x), (k2, v2, r2, _, _) = runs["shortcut"], runs["general"]
+    assert k1 == k2, (label, v1, v2)
+    if k1 == "raised":
+        assert type(v1) is type(v2) and str(v1) == str(v2), label
+        return
+    assert r1 == r2 and r1 and r1[0][1] == "scipy", (label, r1, r2)
+    assert type(v1) is type(v2) and v1.dtype == v2.dtype and v1.shape == v2.shape, label
+    assert np.array_equal(np.ascontiguousarray(v1).view(np.uint8), np.ascontiguousarray(v2).view(np.uint8)), label
+    if taken:  # scipy's own product, bit for bit
+        S = sp.csr_matrix(A)
+        ref = (S.T if kw.get("trans") else S) @ x
+        assert v1.dtype == ref.dtype and np.array_equal(v1.view(np.uint8), ref.view(np.uint8)), label
+
+
+def test_alpha_one_scales_nothing_on_every_backend():
+    """alpha == 1 is no scaling on scipy as in the kernels: a complex Inf of
+    op(A) x stays as scipy's product has it ((1+0j) * (inf+nanj) would be NaN)."""
+    A = asp.csr_matrix(np.eye(3, dtype=np.complex128))
+    x = np.array([np.inf + 0j, 1 - 2j, np.nan + 1j])
+    ref = sp.csr_matrix(A) @ x
+    for backend in ("scipy", "cpu"):
+        for kw in ({}, dict(alpha=1.0, beta=0.0, y=np.full(3, np.nan + 0j)), dict(alpha=1 + 0j)):
+            with ascend_linalg.use_backend(backend):
+                out = asp.spmv(A, x, **kw)
+            assert np.array_equal(out.view(np.uint8), ref.view(np.uint8)), (backend, kw, out, ref)

@@ -29,6 +29,8 @@ def _scalar(value, name):
 
 _F32 = np.dtype(np.float32)
 _I32 = np.dtype(np.int32)
+_FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+_SCIPY_PLAIN = True  # the plain product's shortcut on scipy (tests switch it off to compare)
 
 
 def _is_half(dtype):
@@ -147,20 +149,32 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     The compute dtype is scipy's product dtype of ``A`` and ``x``, widened to
     hold ``alpha`` and ``beta``. On the ``npu``/``cpu`` backends the fused
     kernel runs (float32/64, complex64/128, int32/64); other dtypes, and the
-    ``scipy`` backend, compute the same formula with scipy.
+    ``scipy`` backend, compute the same formula with scipy. On every backend
+    ``alpha == 1`` scales nothing (``spmv(A, x)`` is scipy's ``op(A) @ x``,
+    complex Inf and NaN as scipy has them) and ``beta == 0`` never reads y.
     """
     if (type(x) is np.ndarray and compute_dtype is None and out_dtype is None and shape is None
-            and getattr(A, "format", None) in ("csr", "csc") and _sp.issparse(A) and A.ndim == 2
-            and route("spmv") == "cpu"):
-        # The common call (one vector, matching native dtypes, float alpha and
-        # beta that keep the dtype, contiguous arrays, a y of its own memory)
-        # in one step; None: anything else, decided below.
-        csc = A.format == "csc"
-        rows, cols = A.shape[::-1] if csc else A.shape
-        out = _core.spmv_fast(bool(trans) != csc, A.data, A.indices, A.indptr, rows, cols, x, alpha, beta, y)
-        if out is not None:
-            record("spmv", "cpu")
-            return out
+            and getattr(A, "format", None) in ("csr", "csc") and _sp.issparse(A) and A.ndim == 2):
+        backend = route("spmv")
+        if backend == "cpu":
+            # The common call (one vector, matching native dtypes, float alpha and
+            # beta that keep the dtype, contiguous arrays, a y of its own memory)
+            # in one step; None: anything else, decided below.
+            csc = A.format == "csc"
+            rows, cols = A.shape[::-1] if csc else A.shape
+            out = _core.spmv_fast(bool(trans) != csc, A.data, A.indices, A.indptr, rows, cols, x, alpha, beta, y)
+            if out is not None:
+                record("spmv", "cpu")
+                return out
+        elif (_SCIPY_PLAIN and backend == "scipy" and y is None and x.ndim == 1 and x.dtype == A.dtype and x.dtype in _FLOATS
+              and type(alpha) in (int, float) and alpha == 1 and type(beta) in (int, float) and beta == 0
+              and len(x) == A.shape[0 if trans else 1]):
+            # The plain product on scipy (auto without an NPU): scipy's own
+            # result, which is what the general path below returns for it, and
+            # its dtype (alpha 1 and beta 0 widen no float dtype).
+            product = (A.T if trans else A) @ x
+            record("spmv", "scipy")
+            return product
     raw = None
     if isinstance(A, tuple):
         raw = _raw_csr(A, shape)
@@ -246,7 +260,9 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     else:
         with use_backend("scipy"):  # the device was asked already: it lacks this case
             product = (A.T if trans else A) @ x
-    product = np.asarray(product, dtype=dtype) * dtype.type(alpha)
+    product = np.asarray(product, dtype=dtype)
+    if alpha != 1:  # as the kernels: alpha 1 scales nothing (complex Inf * (1+0j) would give NaN)
+        product = product * dtype.type(alpha)
     if beta == 0:
         y[...] = product
     else:
