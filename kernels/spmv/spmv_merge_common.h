@@ -318,11 +318,13 @@ __attribute__((always_inline)) inline T unrolledDot(const V* val, const I* idx, 
 // Blocks of fewer nonzeros skip it: their arrays are mostly in cache (a
 // solver calls the product again and again on one matrix), where the two
 // prefetches per row only take load slots (62k-nonzero Poisson matrix, one
-// block, C++ harness: 0.77x of scipy's loop with them, 0.85x without).
+// block, C++ harness: 0.77x of scipy's loop with them, 0.85x without). Nta:
+// PREFETCHNTA, for A^T x blocks scattering into partials past the cache bound
+// (kPfScattered): the streams then take less of the last-level cache.
 constexpr uintptr_t kStreamAhead = 8192;
 constexpr int64_t kStreamMinNnz = int64_t(1) << 16;
-template <class V> inline void prefetchAhead(const V* p) {
-    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kStreamAhead));
+template <bool Nta = false, class V> inline void prefetchAhead(const V* p) {
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kStreamAhead), 0, Nta ? 0 : 3);
 }
 // What a row loop prefetches (a template argument: a run-time test per row
 // cost more than the prefetches it saved): nothing, the value and index

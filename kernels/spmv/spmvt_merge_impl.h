@@ -229,8 +229,8 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
     // Inlined (always_inline): GCC kept it out of line, a call per row.
     auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
         if (Pf != kPfNone) {
-            prefetchAhead(val + kb);
-            prefetchAhead(idx + kb);
+            prefetchAhead<Pf == kPfScattered>(val + kb);
+            prefetchAhead<Pf == kPfScattered>(idx + kb);
         }
         const T xr = x[r * xs];
         if constexpr (Pf == kPfScattered) {
