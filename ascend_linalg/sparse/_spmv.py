@@ -171,8 +171,11 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
               and len(x) == A.shape[0 if trans else 1]):
             # The plain product on scipy (auto without an NPU): scipy's own
             # result, which is what the general path below returns for it, and
-            # its dtype (alpha 1 and beta 0 widen no float dtype).
-            product = (A.T if trans else A) @ x
+            # its dtype (alpha 1 and beta 0 widen no float dtype). The
+            # project's classes go straight to scipy's product: their own @
+            # would decide the backend again.
+            op = A.T if trans else A
+            product = super(_Routed, op)._matmul_vector(x) if isinstance(op, _Routed) else op @ x
             record("spmv", "scipy")
             return product
     raw = None
