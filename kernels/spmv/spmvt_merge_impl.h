@@ -264,13 +264,13 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             //   (e.g. random float32 2 threads 16.7-22.1 -> 17.1-20.1, float64
             //   1 thread 40.4-51.1 -> 33.6-45.0).
             if (__builtin_expect(kb <= chk && kb + kPrefetch <= s.k1, 1)) {
-                scatterRowPf(val, idx, ka, kb, xr, part, lim);
+                scatterSpanPf(val, idx, ka, kb, xr, part, lim);
                 return true;
             }
             while (ka < kb) {
                 if (ka >= chk && !checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return false;
                 const int64_t e = std::min(kb, chk), ef = std::max(ka, std::min(e, s.k1 - kPrefetch));
-                scatterRowPf(val, idx, ka, ef, xr, part, lim);
+                scatterSpanPf(val, idx, ka, ef, xr, part, lim);
                 scatterRow(val, idx, ef, e, xr, part);
                 ka = e;
             }
