@@ -66,7 +66,7 @@ say "compiler: $CXX ($("$CXX" --version | head -n 1))"
 # ------------------------------------------------------------ the sources
 # The host and kernel translation units of host/meson.build and
 # kernels/meson.build, with the same per-ISA flags.
-HOST_SRC=(host/context.cpp host/csymm_host.cpp host/fingerprint.cpp host/csymm_tiling.cpp host/spmv_host.cpp host/spmv_tiling.cpp host/spmv_tune.cpp
+HOST_SRC=(host/context.cpp host/csymm_host.cpp host/fingerprint.cpp host/csymm_tiling.cpp host/spmv_host.cpp host/spmv_tiling.cpp host/spmv_tune.cpp host/spmvt_cpu.cpp
           host/runtime/acl_device.cpp host/runtime/acl_locate.cpp host/runtime/cpu_device.cpp)
 KERNEL_SRC=(kernels/csymm/csymm_kernel_ref.cpp kernels/csymm/csymm_kernel_packed.cpp kernels/csymm/csymm_pack.cpp
             kernels/csymm/csymm_ukernel_baseline.cpp kernels/spmv/spmv_kernel_ref.cpp
