@@ -166,7 +166,8 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             if out is not None:
                 record("spmv", "cpu")
                 return out
-        elif (_SCIPY_PLAIN and backend == "scipy" and y is None and x.ndim == 1 and x.dtype == A.dtype and x.dtype in _FLOATS
+        elif (_SCIPY_PLAIN and backend == "scipy" and y is None and x.ndim == 1
+              and x.dtype == A.dtype and x.dtype in _FLOATS
               and type(alpha) in (int, float) and alpha == 1 and type(beta) in (int, float) and beta == 0
               and len(x) == A.shape[0 if trans else 1]):
             # The plain product on scipy (auto without an NPU): scipy's own

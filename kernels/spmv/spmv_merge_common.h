@@ -194,8 +194,7 @@ constexpr int64_t kChunkRows = 256;
 // about 1.5x slower than the row-by-row path (fastest 214-326 us against
 // 128-210, three pairs of runs), hence 16.
 constexpr int64_t kFastAvg = 16;
-// Clamped indices are checked in spans of about this many nonzeros, while
-// they are still in L1.
+// Clamped indices are checked in spans of this many nonzeros, while still in L1.
 constexpr int64_t kCheckSpan = 2048;
 // Rows at least this long use the (checked, ISA-specific) dot product.
 constexpr int64_t kLongRow = 32;
@@ -318,9 +317,8 @@ __attribute__((always_inline)) inline T unrolledDot(const V* val, const I* idx, 
 // Blocks of fewer nonzeros skip it: their arrays are mostly in cache (a
 // solver calls the product again and again on one matrix), where the two
 // prefetches per row only take load slots (62k-nonzero Poisson matrix, one
-// block, C++ harness: 0.77x of scipy's loop with them, 0.85x without). Nta:
-// PREFETCHNTA, for A^T x blocks scattering into partials past the cache bound
-// (kPfScattered): the streams then take less of the last-level cache.
+// block, C++ harness: 0.77x of scipy's loop with them, 0.85x without). Nta: PREFETCHNTA,
+// A^T x blocks scattering past the cache bound (kPfScattered) keep the L3 for their partials.
 constexpr uintptr_t kStreamAhead = 8192;
 constexpr int64_t kStreamMinNnz = int64_t(1) << 16;
 template <bool Nta = false, class V> inline void prefetchAhead(const V* p) {
