@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -96,26 +97,56 @@ void addYardsticks(py::module_& m) {
                         *hi = words * (b + 1) / c->blocks;
                     };
                     const bool last = b + 1 == c->blocks;
-                    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                    // The arrays are read together, a stretch of each in turn
+                    // (kStepWords of the longest share a step, the others in
+                    // proportion), each prefetched kAhead bytes on: a product
+                    // reads its values, indices and x at once, and several
+                    // streams in flight draw more from this machine's memory
+                    // than one array after another. 2 threads, 320 MB in
+                    // three arrays (160/80/80), standalone C++, medians of
+                    // 11: one after another 17.4 ms (19.2 GB/s), with the
+                    // prefetch 14.3 (23.4); together with it 12.5 (26.9).
+                    constexpr int64_t kStepWords = 128;
+                    constexpr uintptr_t kAhead = 8192;
+                    struct Share {
+                        const unsigned char* src;
+                        int64_t lo, len, at;
+                    };
+                    std::vector<Share> sh(c->count);
+                    int64_t longest = 0;
                     for (size_t i = 0; i < c->count; ++i) {
-                        const unsigned char* src = c->spans[i].p;
-                        const int64_t n = c->spans[i].n, words = n / 8;
                         int64_t lo, hi;
-                        share(words, &lo, &hi);
-                        int64_t k = lo;
-                        for (; k + 4 <= hi; k += 4) {  // four sums: a loop the compiler vectorises
-                            uint64_t w[4];
-                            std::memcpy(w, src + 8 * k, sizeof w);
-                            s0 += w[0], s1 += w[1], s2 += w[2], s3 += w[3];
-                        }
-                        for (; k < hi; ++k) {
-                            uint64_t w;
-                            std::memcpy(&w, src + 8 * k, sizeof w);
-                            s0 += w;
-                        }
-                        if (last)
-                            for (int64_t j = 8 * words; j < n; ++j) s0 += src[j];
+                        share(c->spans[i].n / 8, &lo, &hi);
+                        sh[i] = {c->spans[i].p, lo, hi - lo, lo};
+                        longest = std::max(longest, hi - lo);
                     }
+                    const int64_t steps = std::max<int64_t>(1, (longest + kStepWords - 1) / kStepWords);
+                    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                    for (int64_t st = 1; st <= steps; ++st) {
+                        for (Share& a : sh) {
+                            // exact in 128 bits: len * st can pass 2^63
+                            const int64_t e = a.lo + static_cast<int64_t>(static_cast<unsigned __int128>(a.len) *
+                                                                          static_cast<uint64_t>(st) /
+                                                                          static_cast<uint64_t>(steps));
+                            int64_t k = a.at;
+                            for (; k + 8 <= e; k += 8) {  // a line: prefetch on, four sums the compiler vectorises
+                                __builtin_prefetch(reinterpret_cast<const void*>(
+                                    reinterpret_cast<uintptr_t>(a.src + 8 * k) + kAhead));
+                                uint64_t w[8];
+                                std::memcpy(w, a.src + 8 * k, sizeof w);
+                                s0 += w[0] + w[4], s1 += w[1] + w[5], s2 += w[2] + w[6], s3 += w[3] + w[7];
+                            }
+                            for (; k < e; ++k) {
+                                uint64_t w;
+                                std::memcpy(&w, a.src + 8 * k, sizeof w);
+                                s0 += w;
+                            }
+                            a.at = e;
+                        }
+                    }
+                    if (last)
+                        for (size_t i = 0; i < c->count; ++i)
+                            for (int64_t j = 8 * (c->spans[i].n / 8); j < c->spans[i].n; ++j) s0 += c->spans[i].p[j];
                     c->sums[b] = s0 + s1 + s2 + s3;
                     const int64_t words = c->outBytes / 8;
                     int64_t lo, hi;

@@ -17,7 +17,11 @@ count.
 reaches on this machine, measured with the product, in the same interleaved
 rounds: ``_core.stream_pass`` reads every byte of the matrix's values,
 indices and indptr and of x, and writes a new y of the result's size, split
-into the benchmark's thread count (``stream ms``). Where ``roof`` is below
+into the benchmark's thread count (``stream ms``). It reads the arrays
+together, a stretch of each in turn, with a software prefetch, as the
+kernels read their streams (until the twenty-eighth session it read them
+one after another without one: about 19 GB/s where reading together drew 27
+on the same 2-core host, so the kernels ran "faster than the roof"). Where ``roof`` is below
 a goal, no kernel that reads the matrix once reaches the goal on this
 machine at that moment; ``ours/stream`` is the kernel's time in units of
 that pass (1.0: at the streaming roof; x is read in index order, not
