@@ -5,10 +5,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "_core_gil.h"
@@ -16,6 +22,105 @@
 
 namespace py = pybind11;
 using alpy::withoutGil;
+
+namespace {
+
+// scatter_pass's per-block partials: one buffer kept between calls (as the
+// kernels keep their workspace), on huge pages where the system gives them
+// (the partials are updated at random, as the kernels' are), grown as needed.
+// The mutex is held for the whole pass.
+struct ScatterBuffer {
+    std::mutex mu;
+    std::unique_ptr<unsigned char, void (*)(void*)> p{nullptr, std::free};
+    size_t bytes = 0;
+    unsigned char* get(size_t need) {
+        if (need > bytes) {
+            constexpr size_t kAlign = size_t(2) << 20;
+            const size_t n = (need + kAlign - 1) / kAlign * kAlign;
+            p.reset(static_cast<unsigned char*>(std::aligned_alloc(kAlign, n)));
+            bytes = p ? n : 0;
+            if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+            madvise(p.get(), n, MADV_HUGEPAGE);
+#endif
+        }
+        return p.get();
+    }
+};
+ScatterBuffer& scatterBuffer() {
+    static auto* b = new ScatterBuffer();  // never destroyed: a call may run at exit
+    return *b;
+}
+
+// The pass for one index and value type: block b takes its contiguous share
+// of the entries, zeroes its own partial of n elements and adds each value to
+// its index's element in entry order, the partial element prefetched
+// kAheadEntries entries on and both streams kAheadBytes on (non-temporal),
+// as the kernels' scattered blocks do; then out[c] sums the partials in
+// block order, its columns split over the blocks. An index outside [0, n)
+// is counted and skipped; out is written only if there was none.
+template <class I, class V>
+int64_t scatterPass(const I* idx, const V* val, int64_t len, V* out, int64_t n, uint32_t blocks) {
+    constexpr int64_t kAheadEntries = 64;
+    constexpr uintptr_t kAheadBytes = 8192;
+    std::lock_guard<std::mutex> lk(scatterBuffer().mu);
+    V* parts = reinterpret_cast<V*>(scatterBuffer().get(sizeof(V) * static_cast<size_t>(n) * blocks));
+    struct Ctx {
+        const I* idx;
+        const V* val;
+        int64_t len, n;
+        V* parts;
+        V* out;
+        uint32_t blocks;
+        std::vector<int64_t> bad;
+    } ctx{idx, val, len, n, parts, out, blocks, std::vector<int64_t>(blocks, 0)};
+    al::parallelFor(blocks, [](uint32_t b, void* p) {
+        auto* c = static_cast<Ctx*>(p);
+        using U = std::make_unsigned_t<I>;
+        const U lim = static_cast<U>(c->n);
+        V* part = c->parts + static_cast<int64_t>(b) * c->n;
+        std::fill(part, part + c->n, V(0));
+        const int64_t lo = c->len * b / c->blocks, hi = c->len * (b + 1) / c->blocks;
+        const int64_t pfEnd = std::max(lo, hi - kAheadEntries);
+        int64_t bad = 0;
+        auto add = [&](int64_t k) __attribute__((always_inline)) {
+            const U i = static_cast<U>(c->idx[k]);
+            if (__builtin_expect(i >= lim, 0)) {
+                ++bad;
+                return;
+            }
+            part[i] += c->val[k];
+        };
+        int64_t k = lo;
+        for (; k < pfEnd; ++k) {
+            if ((k & 15) == 0) {
+                __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c->idx + k) + kAheadBytes), 0, 0);
+                __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c->val + k) + kAheadBytes), 0, 0);
+            }
+            // the index may be out of range: clamped, as merely forming
+            // such an address is undefined
+            __builtin_prefetch(part + std::min(static_cast<U>(c->idx[k + kAheadEntries]), static_cast<U>(lim - 1)), 1);
+            add(k);
+        }
+        for (; k < hi; ++k) add(k);
+        c->bad[b] = bad;
+    }, &ctx);
+    int64_t bad = 0;
+    for (int64_t v : ctx.bad) bad += v;
+    if (bad) return bad;
+    al::parallelFor(blocks, [](uint32_t b, void* p) {
+        auto* c = static_cast<Ctx*>(p);
+        const int64_t lo = c->n * b / c->blocks, hi = c->n * (b + 1) / c->blocks;
+        for (int64_t i = lo; i < hi; ++i) {
+            V s = c->parts[i];
+            for (uint32_t q = 1; q < c->blocks; ++q) s += c->parts[static_cast<int64_t>(q) * c->n + i];
+            c->out[i] = s;
+        }
+    }, &ctx);
+    return 0;
+}
+
+}  // namespace
 
 void addYardsticks(py::module_& m) {
     m.def(
@@ -53,6 +158,67 @@ void addYardsticks(py::module_& m) {
         "STREAM's triad a[i] = b[i] + s*c[i] (float64, 1-D, C-contiguous a) in one pass, split into "
         "`blocks` contiguous pieces on the CPU device's thread pool: the bandwidth yardstick of "
         "benchmarks/bench_spmv.py");
+    m.def(
+        "scatter_pass",
+        // Every array is taken as it is (no conversion): indices and values
+        // are only read, out is written in place.
+        [](py::array indices, py::array values, py::array out, int64_t blocks) {
+            if (blocks < 1 || blocks > 1024) throw py::value_error("scatter_pass: blocks must be in [1, 1024]");
+            const bool i32 = indices.dtype().is(py::dtype::of<int32_t>());
+            if (!i32 && !indices.dtype().is(py::dtype::of<int64_t>()))
+                throw py::value_error("scatter_pass: indices must be int32 or int64");
+            const bool f32 = values.dtype().is(py::dtype::of<float>());
+            if (!f32 && !values.dtype().is(py::dtype::of<double>()))
+                throw py::value_error("scatter_pass: values must be float32 or float64");
+            if (!out.dtype().is(values.dtype())) throw py::value_error("scatter_pass: out must have the values' dtype");
+            if (indices.ndim() != 1 || values.ndim() != 1 || out.ndim() != 1)
+                throw py::value_error("scatter_pass: indices, values and out must be 1-D");
+            if (!(indices.flags() & py::array::c_style) || !(values.flags() & py::array::c_style) ||
+                !(out.flags() & py::array::c_style))
+                throw py::value_error("scatter_pass: indices, values and out must be C-contiguous");
+            if (!out.writeable()) throw py::value_error("scatter_pass: out must be writeable");
+            if (indices.shape(0) != values.shape(0))
+                throw py::value_error("scatter_pass: indices and values must have the same length");
+            const auto* o = static_cast<const unsigned char*>(out.data());
+            const int64_t on = static_cast<int64_t>(out.nbytes());
+            for (const py::array* r : {&indices, &values}) {
+                const auto* q = static_cast<const unsigned char*>(r->data());
+                const int64_t qn = static_cast<int64_t>(r->nbytes());
+                if (on > 0 && qn > 0 && o < q + qn && q < o + on)
+                    throw py::value_error("scatter_pass: out must not share memory with indices or values");
+            }
+            const int64_t len = static_cast<int64_t>(indices.shape(0)), n = static_cast<int64_t>(out.shape(0));
+            if (len > 0 && n == 0) throw py::value_error("scatter_pass: an index must lie in [0, len(out)): out is empty");
+            if (n > (int64_t(1) << 40) / blocks) throw py::value_error("scatter_pass: out times blocks is too large");
+            int64_t bad = 0;
+            const auto b = static_cast<uint32_t>(blocks);
+            withoutGil([&] {
+                if (n == 0) return;
+                if (i32 && f32)
+                    bad = scatterPass(static_cast<const int32_t*>(indices.data()), static_cast<const float*>(values.data()),
+                                      len, static_cast<float*>(out.mutable_data()), n, b);
+                else if (i32)
+                    bad = scatterPass(static_cast<const int32_t*>(indices.data()), static_cast<const double*>(values.data()),
+                                      len, static_cast<double*>(out.mutable_data()), n, b);
+                else if (f32)
+                    bad = scatterPass(static_cast<const int64_t*>(indices.data()), static_cast<const float*>(values.data()),
+                                      len, static_cast<float*>(out.mutable_data()), n, b);
+                else
+                    bad = scatterPass(static_cast<const int64_t*>(indices.data()), static_cast<const double*>(values.data()),
+                                      len, static_cast<double*>(out.mutable_data()), n, b);
+            });
+            if (bad)
+                throw py::value_error("scatter_pass: " + std::to_string(bad) + " index(es) outside [0, " +
+                                      std::to_string(n) + ")");
+        },
+        py::arg("indices"), py::arg("values"), py::arg("out"), py::arg("blocks"),
+        "out[i] = the sum of values[k] over the k with indices[k] == i (np.bincount with weights, in "
+        "out's dtype), in one compiled pass split into `blocks` contiguous shares, each summed into its "
+        "own partial of len(out) elements (prefetched as the kernels' scattered blocks prefetch "
+        "theirs), then the partials summed in block order: the scatter yardstick of "
+        "benchmarks/bench_spmv.py, what a transposed product's per-block partials cost without x, "
+        "indptr or rows. indices int32 or int64, values and out float32 or float64 (the same), all "
+        "1-D and C-contiguous; an index outside [0, len(out)) raises ValueError, out unwritten.");
     m.def(
         "stream_pass",
         // The arrays' bytes are only read (any dtype: a buffer of bytes);

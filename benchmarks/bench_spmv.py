@@ -33,6 +33,19 @@ per cent. Before that, the triad was numpy's two passes, ``tmp = s*c`` then
 ``a = b + tmp``, counted as one: about 25 GB/s against the compiled pass's
 35-41 on the same 2-core machine.)
 
+``scat`` (transposed products of float32 and float64 values only) is the
+same kind of yardstick for the scattered half of ``A.T @ x``:
+``_core.scatter_pass`` adds each of the matrix's values into element
+``indices[k]`` of a partial per thread (the values split into the
+benchmark's thread count, each partial prefetched as the kernels' scattered
+blocks prefetch theirs), then sums the partials into a new y, with no x,
+no indptr and no rows: the part of the per-thread-partials product that no
+row or x handling removes. ``scat`` is scipy's time over that pass's;
+``ours/scat`` is the kernel's time in its units (1.0: the product costs no
+more than its scatter alone). Where the matrix's columns are local (Poisson,
+banded), the pass streams; where they are random, it is the cost of the
+partials' updates on this machine at that moment.
+
 The float16/bfloat16 lines (``spmv`` on the raw arrays: values widened as
 they are read, float32 sums) have no scipy counterpart (scipy.sparse refuses
 float16): their ``scipy ms`` is scipy's float32 product on a float32 copy of
@@ -121,6 +134,13 @@ def streaming(A, x, trans, threads, data=None, ydtype=None):
     return lambda: _core.stream_pass(reads, np.empty(ylen, yd), threads)
 
 
+def scattering(A, threads):
+    """The scatter yardstick of A.T @ x: A's values summed into a partial
+    per thread at their column indices, the partials then summed into a new
+    array of A's column count."""
+    return lambda: _core.scatter_pass(A.indices, A.data, np.empty(A.shape[1], A.data.dtype), threads)
+
+
 def half_lines(label, M, rng, repeats, row, nt):
     """float16 and bfloat16 values and x, float32 sums (spmv's mixed modes)."""
     try:
@@ -176,16 +196,18 @@ def main():
     print(f"ascend_linalg {ascend_linalg.__version__}, {nt} CPU threads; STREAM triad: "
           f"{bw1:.1f} GB/s on 1 thread{more}")
     print(f"{'matrix':<30}{'dtype':<9}{'op':<4}{'nnz':>10}{'scipy ms':>10}{'ours ms':>9}{'stream ms':>10}"
-          f"{'ours/scipy':>11}{'roof':>6}{'ours/stream':>12}{'ours GB/s':>10}")
+          f"{'ours/scipy':>11}{'roof':>6}{'ours/stream':>12}{'ours GB/s':>10}{'scat':>6}{'ours/scat':>10}")
 
     def row(label, dtype, op, nnz, candidates, reps, traffic_bytes):
         # ms: medians; the ratios: medians of the rounds' own ratios
         s = {}
         t = interleaved(candidates, repeats=reps, samples=s)
         ts, to, tp = t["scipy"], t["ours"], t["stream"]
+        scat = (f"{paired_ratio(s, 'scipy', 'scatter'):>6.2f}{paired_ratio(s, 'ours', 'scatter'):>10.2f}"
+                if "scatter" in t else "")
         print(f"{label:<30}{dtype:<9}{op:<4}{nnz:>10}{ts * 1e3:>10.2f}{to * 1e3:>9.2f}{tp * 1e3:>10.2f}"
               f"{paired_ratio(s, 'scipy', 'ours'):>11.2f}{paired_ratio(s, 'scipy', 'stream'):>6.2f}"
-              f"{paired_ratio(s, 'ours', 'stream'):>12.2f}{traffic_bytes / to / 1e9:>10.1f}", flush=True)
+              f"{paired_ratio(s, 'ours', 'stream'):>12.2f}{traffic_bytes / to / 1e9:>10.1f}{scat}", flush=True)
 
     for label, M in mats.items():
         for dtype in (np.float32, np.float64):
@@ -200,9 +222,10 @@ def main():
                 def ours(At=At, x=x):
                     return At @ x
                 assert np.allclose(ours(), St @ x, rtol=1e-3, atol=1e-3)
-                row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz,
-                    {"scipy": lambda St=St, x=x: St @ x, "ours": ours, "stream": streaming(S, x, trans, nt)},
-                    repeats, traffic(S, trans))
+                cands = {"scipy": lambda St=St, x=x: St @ x, "ours": ours, "stream": streaming(S, x, trans, nt)}
+                if trans:
+                    cands["scatter"] = scattering(S, nt)
+                row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz, cands, repeats, traffic(S, trans))
         if label.startswith("random"):
             half_lines(label, M, rng, repeats, row, nt)
     # per-call overhead on a small matrix (in cache), both dtypes and ops

@@ -1,5 +1,6 @@
-"""The extension's helpers outside the two operations: `_core.stream_triad`
-and `_core.stream_pass`, the bandwidth yardsticks of benchmarks/bench_spmv.py."""
+"""The extension's helpers outside the two operations: `_core.stream_triad`,
+`_core.stream_pass` and `_core.scatter_pass`, the yardsticks of
+benchmarks/bench_spmv.py."""
 import numpy as np
 import pytest
 
@@ -160,12 +161,108 @@ def test_stream_pass_rejects_a_read_that_is_not_an_array():
 
 
 @pytest.mark.parametrize("blocks", [0, -3, 1 << 40], ids=["zero", "negative", "huge"])
-@pytest.mark.parametrize("fn", ["stream_triad", "stream_pass"])
+@pytest.mark.parametrize("fn", ["stream_triad", "stream_pass", "scatter_pass"])
 def test_yardsticks_reject_a_bad_block_count(fn, blocks):
     out = np.zeros(16)
     with pytest.raises(ValueError, match="blocks must be in"):
         if fn == "stream_triad":
             _core.stream_triad(out, np.ones(16), np.ones(16), 3.0, blocks)
-        else:
+        elif fn == "stream_pass":
             _core.stream_pass([np.ones(8)], out, blocks)
+        else:
+            _core.scatter_pass(np.zeros(8, np.int32), np.ones(8), out, blocks)
     assert not out.any()  # nothing written
+
+
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("vtype", [np.float32, np.float64])
+@pytest.mark.parametrize("length, n", [(0, 5), (1, 1), (7, 3), (1000, 997), (1 << 17, 1 << 12), (65537, 127)])
+@pytest.mark.parametrize("blocks", [1, 2, 3, 64])
+def test_scatter_pass_is_bincount(itype, vtype, length, n, blocks, rng):
+    # small integers: every order of the sums is exact, so equal to bincount
+    idx = rng.integers(0, n, length).astype(itype)
+    val = rng.integers(-8, 9, length).astype(vtype)
+    idx0, val0 = idx.copy(), val.copy()
+    out = np.full(n, np.nan, vtype)
+    _core.scatter_pass(idx, val, out, blocks)
+    np.testing.assert_array_equal(out, np.bincount(idx, val, minlength=n).astype(vtype))
+    np.testing.assert_array_equal(idx, idx0)
+    np.testing.assert_array_equal(val, val0)
+
+
+@pytest.mark.parametrize("vtype, rtol", [(np.float32, 1e-4), (np.float64, 1e-12)])
+def test_scatter_pass_sums_random_values(vtype, rtol, rng):
+    n, length = 4099, 1 << 16
+    idx = rng.integers(0, n, length).astype(np.int32)
+    val = rng.standard_normal(length).astype(vtype)
+    val[[3, 70]] = [np.nan, np.inf]
+    out = np.empty(n, vtype)
+    _core.scatter_pass(idx, val, out, 2)
+    ref = np.bincount(idx, val.astype(np.float64), minlength=n)
+    np.testing.assert_allclose(out, ref, rtol=rtol, atol=rtol * 20)  # NaN and Inf where bincount has them
+    assert np.isnan(out[idx[3]]) and np.isnan(ref[idx[3]])
+
+
+def test_scatter_pass_with_one_pool_thread(rng):
+    idx = rng.integers(0, 100, 5000).astype(np.int64)
+    val = rng.integers(0, 4, 5000).astype(np.float64)
+    out = np.zeros(100)
+    old = ascend_linalg.get_num_threads()
+    ascend_linalg.set_num_threads(1)
+    try:
+        _core.scatter_pass(idx, val, out, 4)  # more blocks than threads
+    finally:
+        ascend_linalg.set_num_threads(old)
+    np.testing.assert_array_equal(out, np.bincount(idx, val, minlength=100))
+
+
+@pytest.mark.parametrize("bad", [-1, 16, 2**31 - 1, -2**31])
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_scatter_pass_rejects_an_index_out_of_range(bad, blocks):
+    idx = np.arange(64, dtype=np.int32) % 16
+    idx[37] = bad
+    val = np.ones(64)
+    out = np.full(16, 7.0)
+    with pytest.raises(ValueError, match=r"1 index\(es\) outside \[0, 16\)"):
+        _core.scatter_pass(idx, val, out, blocks)
+    np.testing.assert_array_equal(out, 7.0)  # nothing written
+
+
+@pytest.mark.parametrize("case, words", [
+    ("float index", "indices must be int32 or int64"),
+    ("int values", "values must be float32 or float64"),
+    ("out dtype", "out must have the values' dtype"),
+    ("2-D", "must be 1-D"),
+    ("strided values", "C-contiguous"),
+    ("strided out", "C-contiguous"),
+    ("read-only out", "writeable"),
+    ("lengths", "the same length"),
+    ("out is values", "share memory"),
+    ("empty out", "out is empty"),
+])
+def test_scatter_pass_rejects_bad_arguments(case, words):
+    idx, val, out = np.zeros(8, np.int32), np.ones(8), np.zeros(4)
+    if case == "float index":
+        idx = np.zeros(8)
+    elif case == "int values":
+        val, out = np.ones(8, np.int64), np.zeros(4, np.int64)
+    elif case == "out dtype":
+        out = np.zeros(4, np.float32)
+    elif case == "2-D":
+        idx, val = idx.reshape(2, 4), val.reshape(2, 4)
+    elif case == "strided values":
+        val = np.ones(16)[::2]
+    elif case == "strided out":
+        out = np.zeros(8)[::2]
+    elif case == "read-only out":
+        out.setflags(write=False)
+    elif case == "lengths":
+        val = np.ones(9)
+    elif case == "out is values":
+        out = val[2:6]
+    elif case == "empty out":
+        out = np.zeros(0)
+    before = out.copy()
+    with pytest.raises(ValueError, match=words):
+        _core.scatter_pass(idx, val, out, 2)
+    np.testing.assert_array_equal(out, before)
