@@ -297,3 +297,38 @@ def test_environment_fixes_or_leaves_the_plan(value, decided):
         assert count == "1" and plans.strip() in ("[0]", "[1]", "[3]")
     else:
         assert count == "0"
+
+
+@pytest.mark.parametrize("layout", ["wide", "long"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_scattered_transposed_blocks_catch_a_bad_index_anywhere(rng, threads, layout, dtype, index_dtype, nthreads):
+    # A.T @ x over scattered columns: partials past the rule's 6 MiB (float32
+    # on two threads, float64 on one or two; a call this small is not timed,
+    # so the rule's plan, float32 on one thread streaming). Once a block's partial is
+    # all zeroed, its scatter checks each index itself as it loads it for the
+    # prefetch, 64 nonzeros before using it, instead of a span check 2048 at a
+    # time (kernels/spmv/spmvt_scatter_rows.h). A bad index at the edges of
+    # both schemes, of the blocks (two blocks split at about nnz / 2) and of
+    # the last 64 nonzeros, which no prefetch reads ahead of, is caught each
+    # time before anything is written through it.
+    threads(nthreads)
+    S, A = _matrix(rng, layout, dtype, index_dtype, n=20_000)
+    x = rng.standard_normal(S.shape[0]).astype(dtype)
+    nnz, half = A.nnz, A.nnz // 2
+    positions = sorted({0, 63, 64, 2047, 2048, 2111, 2112, 2113, 5000, half - 65, half - 64, half - 1, half,
+                        half + 63, half + 64, half + 2112, nnz - 65, nnz - 64, nnz - 1})
+    huge = 2**31 - 1 if index_dtype == np.int32 else 2**62
+    ref = S.T @ x
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    with ascend_linalg.use_backend("cpu"):
+        np.testing.assert_allclose(A.T @ x, ref, **tol)
+        for p in positions:
+            keep = A.indices[p]
+            for bad in (S.shape[1], huge, -1):
+                A.indices[p] = bad
+                with pytest.raises(ValueError, match="malformed"):
+                    A.T @ x
+            A.indices[p] = keep
+        np.testing.assert_allclose(A.T @ x, ref, **tol)  # nothing left behind

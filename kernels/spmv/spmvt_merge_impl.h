@@ -240,29 +240,27 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             // checked, the common case, in one go. The block's last
             // kPrefetch nonzeros prefetch nothing (the index array is not
             // read past the block); earlier nonzeros prefetched theirs.
-            // History, AVX2 EPYC (32 MB shared L3), through Python,
-            // alternating processes per build, 9 interleaved rounds, ms:
-            // - The checked short row used to run two loops, one to prefetch
-            //   and one to scatter. Fused, random 1e6 x 1e6 with 1e7
-            //   nonzeros: float32 2 threads 23.4-27.1 -> 17.8-20.5 (scipy
-            //   26-45); float64 2 threads 54-105 -> 41-56; float64 1 thread
-            //   56-67 -> 40-82 (three of four runs 40-45).
-            // - Rows over 256 nonzeros had no prefetch, a choice made on an
-            //   AVX-512 Zen machine with the older two-loop prefetch
-            //   (power-law rows, 1e6 x 1e6, 1.08e7 nonzeros, float64 A^T x,
-            //   2 threads: 13.0-14.6 ms prefetching every row, 8.9-9.6 not
-            //   the long ones). Here the unprefetched long rows were the slow
-            //   part; with the span loop's prefetch, float64 2 threads
-            //   40.6-66.2 -> 28.7-38.8 (ours / scipy 0.87-1.40 -> 2.34-5.01),
-            //   1 thread 42.7-106.8 -> 47.3-56.7 (1.02-1.11 -> 2.02-2.96);
-            //   float32 2 threads 16.1-24.2 -> 18.2-20.4. Not measured on an
-            //   AVX-512 machine.
-            // - Short rows not yet all checked used to prefetch a piece of
-            //   kPrefetch at a time ahead of a separate scatter loop; now the
-            //   span loop does them too. Random and power-law, float32 and
-            //   float64, 1 and 2 threads: the same times within the noise
-            //   (e.g. random float32 2 threads 16.7-22.1 -> 17.1-20.1, float64
-            //   1 thread 40.4-51.1 -> 33.6-45.0).
+            // History (in full: docs/performance.md, twenty-ninth session),
+            // AVX2 EPYC (32 MB shared L3), random 1e6 x 1e6 with 1e7 and
+            // power-law rows with 1.08e7 nonzeros, 2 threads, ms:
+            // - the checked short row's prefetch and scatter, two loops,
+            //   fused: random float32 23.4-27.1 -> 17.8-20.5, float64 54-105
+            //   -> 41-56;
+            // - rows over 256 nonzeros, once not prefetched (an AVX-512
+            //   machine's choice), prefetched: power-law float64 40.6-66.2
+            //   -> 28.7-38.8;
+            // - short rows not yet checked, once prefetched a piece at a time
+            //   ahead of a separate loop, in the span loop: the same times.
+            // Once the partial is all zeroed and the row's first kPrefetch
+            // indices are checked, the scatter checks the rest as it loads
+            // them for the prefetch (scatterRowPfChecked) and moves chk on
+            // to the next row's first kPrefetch: no span check runs again
+            // before the block's last kPrefetch nonzeros.
+            if ((!Touch || zeroed == t.pages) && chk >= ka + kPrefetch && kb + kPrefetch <= s.k1) {
+                if (!scatterSpanPfChecked(val, idx, ka, kb, xr, part, lim)) return false;
+                chk = std::max(chk, kb + kPrefetch);
+                return true;
+            }
             if (__builtin_expect(kb <= chk && kb + kPrefetch <= s.k1, 1)) {
                 scatterSpanPf(val, idx, ka, kb, xr, part, lim);
                 return true;
