@@ -253,7 +253,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             //   ahead of a separate loop, in the span loop: the same times.
             // Once the partial is all zeroed and the row's first kPrefetch
             // indices are checked, the scatter checks the rest as it loads
-            // them for the prefetch (scatterRowPfChecked) and moves chk on
+            // them for the prefetch (scatterRowPf's Check) and moves chk on
             // to the next row's first kPrefetch: no span check runs again
             // before the block's last kPrefetch nonzeros.
             if ((!Touch || zeroed == t.pages) && chk >= ka + kPrefetch && kb + kPrefetch <= s.k1) {

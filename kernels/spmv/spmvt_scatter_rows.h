@@ -30,40 +30,24 @@ inline void scatterRow(const V* val, const I* idx, int64_t ka, int64_t kb, T xr,
 // Stream: also the value and index streams, kStreamAhead bytes on, once per
 // cache line of each (prefetchAhead's non-temporal form), for spans longer
 // than the row loop's one prefetch per row covers.
-template <bool Stream = false, class T, class I, class V>
-inline void scatterRowPf(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
+// Check: the index loaded for the prefetch is checked instead of clamped,
+// kPrefetch nonzeros before it is used: the indices in [ka + kPrefetch,
+// kb + kPrefetch), the ones before them checked already. Returns false at
+// the first index past lim, before any write through it (else true). The
+// same load, and a compare in place of the clamp's, so a scattered block
+// whose partial is all zeroed needs no separate check pass reading its
+// indices ahead (checkTouchAhead).
+template <bool Stream = false, bool Check = false, class T, class I, class V>
+inline bool scatterRowPf(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
     constexpr int64_t kPerLineV = 64 / sizeof(V), kPerLineI = 64 / sizeof(I);
     for (int64_t k = ka; k < kb; ++k) {
         if (Stream) {
             if ((k & (kPerLineV - 1)) == 0) prefetchAhead<true>(val + k);
             if ((k & (kPerLineI - 1)) == 0) prefetchAhead<true>(idx + k);
         }
-        __builtin_prefetch(part + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[k + kPrefetch]), lim)), 1);
-        const uint64_t c = static_cast<UIndex<I>>(idx[k]);
-        T p = mul(widen<T>(val[k]), xr);
-        keepScalar(p);
-        part[c] = add(part[c], p);
-    }
-}
-
-// scatterRowPf that also checks each index as it loads it for the prefetch,
-// kPrefetch nonzeros before the index is used: the indices in
-// [ka + kPrefetch, kb + kPrefetch) (which must lie inside the block), the
-// ones before them checked already. Returns false at the first index past
-// lim, before any write through it. This is the prefetch's own load and
-// compare (the clamp's, which it replaces), so a scattered block whose
-// partial is all zeroed needs no separate check pass reading its indices
-// ahead (checkTouchAhead).
-template <bool Stream = false, class T, class I, class V>
-inline bool scatterRowPfChecked(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
-    constexpr int64_t kPerLineV = 64 / sizeof(V), kPerLineI = 64 / sizeof(I);
-    for (int64_t k = ka; k < kb; ++k) {
-        if (Stream) {
-            if ((k & (kPerLineV - 1)) == 0) prefetchAhead<true>(val + k);
-            if ((k & (kPerLineI - 1)) == 0) prefetchAhead<true>(idx + k);
-        }
-        const UIndex<I> ahead = static_cast<UIndex<I>>(idx[k + kPrefetch]);
-        if (__builtin_expect(ahead > lim, 0)) return false;
+        UIndex<I> ahead = static_cast<UIndex<I>>(idx[k + kPrefetch]);
+        if (!Check) ahead = std::min(ahead, lim);
+        else if (__builtin_expect(ahead > lim, 0)) return false;
         __builtin_prefetch(part + static_cast<int64_t>(ahead), 1);
         const uint64_t c = static_cast<UIndex<I>>(idx[k]);
         T p = mul(widen<T>(val[k]), xr);
@@ -87,8 +71,8 @@ inline void scatterSpanPf(const V* val, const I* idx, int64_t ka, int64_t kb, T 
 }
 template <class T, class I, class V>
 inline bool scatterSpanPfChecked(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
-    if (kb - ka >= kStreamSpan) return scatterRowPfChecked<true>(val, idx, ka, kb, xr, part, lim);
-    return scatterRowPfChecked(val, idx, ka, kb, xr, part, lim);
+    if (kb - ka >= kStreamSpan) return scatterRowPf<true, true>(val, idx, ka, kb, xr, part, lim);
+    return scatterRowPf<false, true>(val, idx, ka, kb, xr, part, lim);
 }
 
 // scatterRow for len <= kUnroll nonzeros ending at e, unrolled as
