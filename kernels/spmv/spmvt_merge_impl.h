@@ -257,7 +257,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             // to the next row's first kPrefetch: no span check runs again
             // before the block's last kPrefetch nonzeros.
             if ((!Touch || zeroed == t.pages) && chk >= ka + kPrefetch && kb + kPrefetch <= s.k1) {
-                if (!scatterSpanPfChecked(val, idx, ka, kb, xr, part, lim)) return false;
+                if (!scatterSpanPf<true>(val, idx, ka, kb, xr, part, lim)) return false;
                 chk = std::max(chk, kb + kPrefetch);
                 return true;
             }

@@ -63,16 +63,12 @@ inline bool scatterRowPf(const V* val, const I* idx, int64_t ka, int64_t kb, T x
 // them in rows of 256 or more), A^T x, 2 threads, interleaved in one
 // process, 15 rounds, ms: float32 18.1-40.0 -> 16.5-36.9 in seven runs out
 // of seven, float64 31.3-50.6 -> 25.5-48.0 (docs/performance.md).
+// Check: as scatterRowPf's.
 constexpr int64_t kStreamSpan = 64;
-template <class T, class I, class V>
-inline void scatterSpanPf(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
-    if (kb - ka >= kStreamSpan) scatterRowPf<true>(val, idx, ka, kb, xr, part, lim);
-    else scatterRowPf(val, idx, ka, kb, xr, part, lim);
-}
-template <class T, class I, class V>
-inline bool scatterSpanPfChecked(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
-    if (kb - ka >= kStreamSpan) return scatterRowPf<true, true>(val, idx, ka, kb, xr, part, lim);
-    return scatterRowPf<false, true>(val, idx, ka, kb, xr, part, lim);
+template <bool Check = false, class T, class I, class V>
+inline bool scatterSpanPf(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
+    if (kb - ka >= kStreamSpan) return scatterRowPf<true, Check>(val, idx, ka, kb, xr, part, lim);
+    return scatterRowPf<false, Check>(val, idx, ka, kb, xr, part, lim);
 }
 
 // scatterRow for len <= kUnroll nonzeros ending at e, unrolled as
