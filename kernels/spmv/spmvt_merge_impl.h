@@ -32,28 +32,13 @@ constexpr int64_t kPage = int64_t(1) << kSpmvPageShift;
 // A scattered block of short rows, at most kScatterPfShortAvg nonzeros a row
 // on average, prefetches its partial when all blocks' partials together pass
 // kScatterPfShortMinBytes (past the 1 MiB L2), not only past
-// kScatterPfMinBytes. The likely reason (this machine's perf counts no
-// cycles or branches, so it is not measured): without the prefetch a row is
-// one branch on its length, which is random, and a mispredicted branch
-// throws away the scatters after it that were in flight; with it, the
-// partial's lines are on their way kPrefetch nonzeros ahead whatever the
-// branches do. Longer rows keep more scatters in flight per branch. Random
-// n x n matrices, float32 A^T x through Python, AVX2 EPYC,
-// without / with the prefetch in alternating processes, two runs each,
-// ms (scipy):
-//   n = 1e6, 1 nonzero a row, 1 thread: 20.4-25.8 / 10.3-11.4 (9.4-14.2);
-//   2 a row, 1 thread: 22.3-22.6 / 13.8-14.2 (14.5-16.3); 4 a row, 1
-//   thread: 23.1-28.9 / 18.8-19.1 (17.7-27.8);
-//   n = 5e5, 2 a row: 1 thread 8.4-8.7 / 6.9-7.0, 2 threads 5.7-6.3 /
-//   4.3-4.4;
-//   n = 2e5, 1 a row: 1 thread 2.7-2.8 / 2.3, 2 threads 1.5-2.4 / 1.4-1.5;
-//   4 a row: 1 thread 4.1-4.3 / 3.4-3.7, 2 threads 2.5-3.4 / 2.0-2.3;
-//   n = 3e4 (two partials of 120 KB, in L2), 1 a row, 2 threads:
-//   0.15-0.16 / 0.24-0.25, hence the lower bound.
-// At 6 and 8 a row the prefetch won too in these runs (n = 5e5, 2
-// threads, 8.5-11.4 / 5.9-8.4), but the eleventh session measured it
-// losing at 10 a row (see kScatterPfMinBytes's figures in spmvT), so the
-// average stays at 4.
+// kScatterPfMinBytes: without the prefetch a row is one branch on its
+// length, which is random, and a mispredicted branch throws away the
+// scatters in flight after it; with it, the partial's lines are on their way
+// kPrefetch nonzeros ahead whatever the branches do. Random 1e6 x 1e6, 2 a
+// row, float32 A^T x, 1 thread: 22.3-22.6 ms without, 13.8-14.2 with; two
+// partials in L2 (n = 3e4) lost, hence the lower bound. All figures:
+// docs/performance.md, thirtieth session (moved from here).
 constexpr int64_t kScatterPfShortAvg = 4;
 constexpr int64_t kScatterPfShortMinBytes = int64_t(512) << 10;
 
@@ -64,11 +49,10 @@ inline unsigned char* pageFlags(void* ws, const SpmvTilingData& t, int64_t b) {
     return static_cast<unsigned char*>(ws) + t.pageOffset + b * t.pages;
 }
 
-// One block, y := A^T x with alpha == 1, beta == 0, nvec == 1 and unit-stride
-// y: the block scatters straight into y (zeroed first, as the partial would
-// be) and the reduction has nothing to do. Same sums in the same order.
 // The plain product y := A^T x (one vector, alpha 1, beta 0, unit-stride
-// y), whose sums may go straight into y.
+// y), whose sums may go straight into y. With one block (directY) the block
+// scatters straight into y (zeroed first, as the partial would be) and the
+// reduction has nothing to do. Same sums in the same order.
 template <class T>
 bool plainProduct(const SpmvTilingData& t) {
     return t.nvec == 1 && t.betaMode == SPMV_BETA_ZERO && t.yRowStride == 1 && isOne(fromBytes<T>(t.alpha));
@@ -302,6 +286,19 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
     };
     return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
         const int64_t ce = static_cast<int64_t>(indptr[re]);
+#if defined(__AVX2__)
+        // A scattered chunk of short rows, its indices checked as the
+        // prefetch loads them (see row()): in groups of 8 nonzeros.
+        if constexpr (Pf == kPfScattered && (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+                      std::is_same_v<V, T> && std::is_same_v<I, int32_t>) {
+            if (ce - a <= kGroupMaxAvg<T> * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
+                chk >= a + kPrefetch && ce + kPrefetch <= s.k1) {
+                if (!scatterGroups(indptr, idx, val, x, part, r, re, a, ce, lim)) return -1;
+                chk = std::max(chk, ce + kPrefetch);
+                return 1;
+            }
+        }
+#endif
         if (Pf == kPfScattered || ce - a > kFastAvg * (re - r)) return 0;
         if constexpr (Pf == kPfStream) {
             // A streaming block's chunk of short rows that mostly continue
