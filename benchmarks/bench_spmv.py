@@ -51,7 +51,11 @@ they are read, float32 sums) have no scipy counterpart (scipy.sparse refuses
 float16): their ``scipy ms`` is scipy's float32 product on a float32 copy of
 the matrix made once beforehand, what a scipy user would run instead.
 
-    python benchmarks/bench_spmv.py [--quick] [--threads N]
+``--short-rows`` times random 1e6 x 1e6 matrices with 1, 2, 4 and 6 nonzeros
+a row instead (in a process of their own: the host's prefetch plan is
+chosen per size class, and these share the random matrix's class).
+
+    python benchmarks/bench_spmv.py [--quick] [--threads N] [--short-rows]
 """
 import argparse
 import os
@@ -172,6 +176,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller matrices, fewer repeats")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--short-rows", action="store_true",
+                    help="random 1e6 x 1e6 matrices with 1, 2, 4 and 6 nonzeros a row instead of the issue's set")
     args = ap.parse_args()
     if args.threads:
         ascend_linalg.set_num_threads(args.threads)
@@ -188,6 +194,8 @@ def main():
         "power-law rows": power_law(rng, 10**6 // scale, 10**7 // scale),
         "banded (bw 9)": banded(2 * 10**6 // scale, 4),
     }
+    if args.short_rows:  # the transposed kernel's grouped scatter (chunks of short rows)
+        mats = {f"short rows, {d} a row": random_matrix(rng, 10**6 // scale, d * 10**6 // scale) for d in (1, 2, 4, 6)}
     repeats = 5 if args.quick else 9
     nt = ascend_linalg.get_num_threads()
     bw1 = stream_triad(1)
