@@ -7,6 +7,7 @@
 
 #include "spmv_kernel_merge.h"
 #include "spmv_merge_common.h"
+#include "spmv_rows_n1.h"
 
 namespace al {
 namespace spmvm {

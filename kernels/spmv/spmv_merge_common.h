@@ -1,5 +1,6 @@
 // Shared pieces of the nnz-balanced (merge-path) SpMV kernels: the epilogue,
-// the merge-path split and the row-block loops (value arithmetic: spmv_arith.h).
+// the merge-path split, index checks, prefetch modes and the short-row dots
+// (value arithmetic: spmv_arith.h; the A x row loops: spmv_rows_n1.h).
 // Included by the baseline TU and by the per-ISA TUs (which compile the same
 // templates with their own -m flags and an intrinsic dot product).
 #ifndef ASCEND_LINALG_KERNELS_SPMV_MERGE_COMMON_H
@@ -384,7 +385,8 @@ inline int planPrefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stri
 }
 
 // Runs of rows of one length: a stencil's or banded matrix's rows mostly
-// have the same number of nonzeros, row after row. fixedRun sums rows of
+// have the same number of nonzeros, row after row. fixedRun
+// (spmv_rows_n1.h) sums rows of
 // exactly L nonzeros (the body unrolled, no loop counter or exit branch per
 // nonzero) for as long as the next row has L too; the same products and sums
 // in the same order as shortDot (scipy's bits). Rows of other lengths return
@@ -423,176 +425,6 @@ inline bool mostlyRuns(const I* p, int64_t r0, int64_t r1) {
     for (int64_t r = r0 + 1; r < r1; ++r) same += (p[r + 1] - p[r]) == (p[r] - p[r - 1]);
     return 8 * same >= 7 * (r1 - r0);
 }
-template <int L, int Pf, class T, class I>
-__attribute__((always_inline)) inline int64_t fixedRun(const I* indptr, const I* idx, const T* val, const T* x, T* y,
-                                                       int64_t ys, int64_t r, int64_t re, int64_t a) {
-    do {
-        if (Pf != kPfNone) {
-            prefetchAhead(val + a + L);
-            prefetchAhead(idx + a + L);
-        }
-        T acc{};
-#pragma GCC unroll 16
-        for (int j = 0; j < L; ++j) {
-            T p = val[a + j] * x[static_cast<int64_t>(static_cast<UIndex<I>>(idx[a + j]))];
-            keepScalar(p);
-            acc = acc + p;
-            keepScalar(acc);
-        }
-        y[r * ys] = acc;
-        a += L;
-        ++r;
-    } while (r < re && static_cast<int64_t>(indptr[r + 1]) == a + L);
-    return r;
-}
-// Rows [r, re) starting at nonzero a, indices checked; long rows by dot.
-template <int Pf, class T, class I, class Dot>
-inline void runRows(const I* indptr, const I* idx, const T* val, const T* x, T* y, int64_t ys, int64_t r,
-                    int64_t re, int64_t a, uint64_t cols, int* bad, Dot dot) {
-    while (r < re) {
-        const int64_t n = static_cast<int64_t>(indptr[r + 1]);
-        switch (n - a) {
-#define AL_SPMV_RUN(l)                                                    \
-    case l:                                                               \
-        r = fixedRun<l, Pf>(indptr, idx, val, x, y, ys, r, re, a);        \
-        a = static_cast<int64_t>(indptr[r]);                              \
-        continue;
-            AL_SPMV_RUN_LENGTHS(AL_SPMV_RUN)
-#undef AL_SPMV_RUN
-            default: break;
-        }
-        if (Pf != kPfNone) {
-            prefetchAhead(val + n);
-            prefetchAhead(idx + n);
-        }
-        y[r * ys] = n - a < kLongRow ? shortDot<true, T>(val, idx, a, n, x, 1) : dot(val, idx, a, n, x, 1, cols, bad);
-        a = n;
-        ++r;
-    }
-}
-
-// Full rows [ra, rb) of a block whose nonzeros lie in [kLo, kHi], nvec == 1,
-// with the epilogue into y[r * ys] (A1: alpha is one, the sum is used as is,
-// exactly what scale() would do). Dot is the checked functor (val, idx, ka,
-// kb, x, xs, cols, bad) -> T used for long rows. Returns nonzero (and stops)
-// on malformed structure.
-template <int32_t Mode, bool A1, int Pf, bool Unit, class T, class I, class V, class Dot>
-inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y,
-                      int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
-                      T alpha, T beta, Dot dot) {
-    int bad = 0;
-    int64_t a = static_cast<int64_t>(indptr[ra]);
-    if (a < kLo || a > kHi) return 1;
-    // x is read in index order, which the hardware cannot predict: prefetch
-    // kPrefetch nonzeros ahead. The index is not checked yet: it is clamped
-    // like the loads (merely forming an out-of-range address is undefined).
-    int64_t pf = a;
-    const UIndex<I> lim = indexLimit<I>(cols);
-    int64_t chk = a;  // nonzeros [a, chk) are checked (checkAhead)
-    for (int64_t r = ra; r < rb;) {
-        const int64_t re = std::min(rb, r + kChunkRows);
-        const int64_t e = static_cast<int64_t>(indptr[re]);
-        if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
-        if (Pf != kPfScattered && e - a <= kFastAvg * (re - r)) {  // see kFastAvg
-            // [start, chk) is checked already (chk >= a at every row start)
-            if (!chunkIndicesOk(idx, std::max(a, chk), e, lim)) return 1;
-            chk = std::max(chk, e);
-            if constexpr (kRunRows<T, V, Mode, A1, Pf, Unit>) {
-                if (mostlyRuns(indptr, r, re)) {
-                    runRows<Pf>(indptr, idx, val, x, y, ys, r, re, a, cols, &bad, dot);
-                    r = re;
-                    a = e;
-                    continue;
-                }
-            }
-            for (; r < re; ++r) {
-                const int64_t n = static_cast<int64_t>(indptr[r + 1]);
-                if (Pf != kPfNone) {
-                    prefetchAhead(val + n);
-                    prefetchAhead(idx + n);
-                }
-                T acc;
-                if (__builtin_expect(n - a < kLongRow, 1)) acc = shortDot<Unit, T>(val, idx, a, n, x, xs);
-                else acc = dot(val, idx, a, n, x, xs, cols, &bad);
-                epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
-                a = n;
-            }
-            continue;
-        }
-        for (; r < re; ++r) {
-            const int64_t n = static_cast<int64_t>(indptr[r + 1]);
-            if (Pf == kPfScattered) {
-                // at most kPrefetch into a long row: the rest of a 1e5-nonzero
-                // row's x would be evicted before its use (it is gathered
-                // without prefetch, the next rows after it)
-                pf = std::max(pf, a);
-                for (const int64_t pe = std::min(std::min(n, a + kPrefetch) + kPrefetch, kHi); pf < pe; ++pf)
-                    __builtin_prefetch(x + static_cast<int64_t>(std::min(static_cast<UIndex<I>>(idx[pf]), lim)) * xs);
-            }
-            if (Pf != kPfNone) {
-                prefetchAhead(val + n);
-                prefetchAhead(idx + n);
-            }
-            T acc;
-            const int64_t len = n - a;  // >= 0: the chunk's indptr is non-decreasing
-            if (__builtin_expect(len <= kUnroll, 1)) {
-                if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
-                acc = unrolledDot<Unit, T>(val, idx, n, len, x, xs);
-            } else if (len >= kLongRow) {  // checks as it goes
-                acc = dot(val, idx, a, n, x, xs, cols, &bad);
-                chk = std::max(chk, n);
-            } else {
-                if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
-                acc = shortDot<Unit, T>(val, idx, a, n, x, xs);
-            }
-            epilogue(Mode, alpha, beta, A1 ? acc : scale(alpha, acc), y + r * ys, true);
-            a = n;
-        }
-    }
-    return bad;
-}
-template <class T, class I, class V, class Dot>
-inline int rowsN1(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y,
-                  int64_t ys, int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols,
-                  T alpha, T beta, int32_t mode, int32_t plan, Dot dot) {
-#define AL_SPMV_ROWS(M, A1, P)                                                                              \
-    (xs == 1 ? rowsN1Mode<M, A1, P, true, T>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot) \
-             : rowsN1Mode<M, A1, P, false, T>(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, dot))
-#define AL_SPMV_MODES(P)                                                                   \
-    switch (mode) {                                                                        \
-        case SPMV_BETA_ZERO:                                                               \
-            return isOne(alpha) ? AL_SPMV_ROWS(SPMV_BETA_ZERO, true, P)                    \
-                                : AL_SPMV_ROWS(SPMV_BETA_ZERO, false, P);                  \
-        case SPMV_BETA_ONE: return AL_SPMV_ROWS(SPMV_BETA_ONE, false, P);                  \
-        default: return AL_SPMV_ROWS(SPMV_BETA_GENERAL, false, P);                         \
-    }
-    const int64_t xBytes = spmvXGatherBytes(cols, xs, int64_t(sizeof(T)));
-    switch (planPrefetchMode(idx, kLo, kHi, xs, xBytes, plan)) {
-        case kPfScattered: AL_SPMV_MODES(kPfScattered)
-        case kPfStream: AL_SPMV_MODES(kPfStream)
-        default: AL_SPMV_MODES(kPfNone)
-    }
-#undef AL_SPMV_MODES
-#undef AL_SPMV_ROWS
-}
-
-// A DotTable row (dot + rows for one (T, I, V)) built from a dot functor type.
-template <class T, class I, class Dot, class V = T> struct DotFns {
-    static T dot(const V* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) {
-        return Dot{}(v, i, a, b, x, xs, c, bad);
-    }
-    static int rows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y, int64_t ys,
-                    int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode,
-                    int32_t plan) {
-        return rowsN1(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, mode, plan, Dot{});
-    }
-};
-template <class T, class I, class V = T> struct ScalarDot {
-    T operator()(const V* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
-        return dotScalar<T>(v, i, a, b, x, xs, c, bad);
-    }
-};
-
 }  // namespace
 }  // namespace spmvm
 }  // namespace al

@@ -6,9 +6,7 @@
 
 #include "spmv_merge_common.h"
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
+#include "spmv_row_groups.h"
 
 namespace al {
 namespace spmvm {
@@ -165,12 +163,9 @@ inline int64_t runScatterRows(const I* indptr, const I* idx, const T* val, const
 // scatterRowPf<false, true>'s work (the partial prefetched kPrefetch
 // nonzeros on, that load's index checked) without its exit branch per row,
 // which the predictor misses on short rows of varying length. A group's
-// rows come from the next 8 row ends by compares: lane j's offset from rb
-// (the row holding the group's first nonzero) counts the ends at or below
-// nonzero k + j, and x[rb + offset] is its x (float32: x[rb .. rb + 7]
-// permuted; float64: loaded one by one, as a gather cost more). A group in
-// which 8 or more rows end (rows of 0-1 nonzeros) counts the next 8 ends
-// too (float32: x[rb + 8 .. rb + 15] permuted and blended in). The
+// rows come from the row ends (groupRows, spmv_row_groups.h), and x at
+// each row is its x (float32: permuted into place, groupX; float64: loaded
+// one by one, as a gather cost more). The
 // products are rounded (no FMA) and added one by one in nonzero order:
 // scatterRow's sums. A group in which 16 or more rows end, and the chunk's
 // last rows (whose ends past re are not checked), run one nonzero at a
@@ -204,61 +199,26 @@ inline bool scatterGroups(const int32_t* indptr, const int32_t* idx, const T* va
         part[c] = add(part[c], p);
         return true;
     };
-    const __m256i lanes = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8);
     alignas(32) T prod[8];
     for (; k + 8 <= e && rb + 8 <= re; k += 8) {
-        const int32_t* pe = indptr + rb + 1;  // ends of rows rb .. rb + 7
-        int ends = __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(
-            _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(k + 8)),
-                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pe)))))));
-        // lane j holds k + j + 1: an end below it is an end at or below
-        // k + j; each compare is -1 where true, the offsets minus their sum
-        const __m256i kv = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(k)), lanes);
-        auto below = [&](int i) __attribute__((always_inline)) {
-            return _mm256_cmpgt_epi32(kv, _mm256_set1_epi32(pe[i]));
-        };
-        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(below(0), below(1)),
-                                                        _mm256_add_epi32(below(2), below(3))),
-                                       _mm256_add_epi32(_mm256_add_epi32(below(4), below(5)),
-                                                        _mm256_add_epi32(below(6), below(7))));
-        bool wide = false;  // offsets up to 15: rows rb .. rb + 15
-        if (__builtin_expect(ends == 8, 0)) {
-            // 8 or more rows end in the group (rows of 0-1 nonzeros): the
-            // next 8 ends too, when the chunk has them and fewer than 16 end
-            int more = 8;
-            if (rb + 16 <= re)
-                more = __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(
-                    _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(k + 8)),
-                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pe + 8)))))));
-            if (more == 8) {
-                for (int j = 0; j < 8; ++j)
-                    if (!one(k + j)) return false;
-                continue;
-            }
-            sum = _mm256_add_epi32(sum, _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(below(8), below(9)),
-                                                                          _mm256_add_epi32(below(10), below(11))),
-                                                         _mm256_add_epi32(_mm256_add_epi32(below(12), below(13)),
-                                                                          _mm256_add_epi32(below(14), below(15)))));
-            ends += more;
-            wide = true;
+        GroupRows g;
+        if (__builtin_expect(!groupRows(indptr, rb, re, k, &g), 0)) {
+            for (int j = 0; j < 8; ++j)
+                if (!one(k + j)) return false;
+            continue;
         }
-        const __m256i off = _mm256_sub_epi32(_mm256_setzero_si256(), sum);
         if constexpr (std::is_same_v<T, float>) {
-            __m256 xv = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + rb), off);
-            if (wide)  // lanes past 7 from x[rb + 8 .. rb + 15] (the permute reads 3 bits)
-                xv = _mm256_blendv_ps(xv, _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + rb + 8), off),
-                                      _mm256_castsi256_ps(_mm256_cmpgt_epi32(off, _mm256_set1_epi32(7))));
-            _mm256_store_ps(prod, _mm256_mul_ps(_mm256_loadu_ps(val + k), xv));
+            _mm256_store_ps(prod, _mm256_mul_ps(_mm256_loadu_ps(val + k), groupX(x, rb, g)));
         } else {
             alignas(32) int32_t o[8];
-            _mm256_store_si256(reinterpret_cast<__m256i*>(o), off);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(o), g.off);
             for (int j = 0; j < 8; ++j) {
                 T p = mul(val[k + j], x[rb + o[j]]);
                 keepScalar(p);
                 prod[j] = p;
             }
         }
-        rb += ends;
+        rb += g.ends;
         if (((k - a) & 8) == 0) {  // a line of values and of indices per 16 nonzeros
             prefetchAhead<true>(val + k);
             prefetchAhead<true>(idx + k);

@@ -1,16 +1,23 @@
-"""The transposed CPU kernel's grouped scatter (kernels/spmv/spmvt_scatter_rows.h,
-scatterGroups): a scattered block's chunk of short rows (float32 or float64
-values, int32 indices, at most 8 (float32) or 4 (float64) nonzeros a row on
-average) runs in groups of 8 nonzeros, each nonzero's row found from the next
-8 row ends, instead of a loop per row. It must give the per-row loop's sums
-bit for bit (scipy's on one thread), whatever the row lengths: empty rows,
-runs of them, groups in which 8 or more rows end (up to 15, from the next 8
-row ends; from 16, one nonzero at a time), long rows among short ones, chunk
-edges; and catch a bad index anywhere before writing through it.
+"""Both CPU kernels' chunks of short rows in groups of 8 nonzeros
+(kernels/spmv/spmv_row_groups.h): each nonzero's row found from the next 8
+(or 16) row ends instead of a loop per row.
 
-Plan 1 (no target prefetch) never takes the grouped loop; plans 0 (the rule:
-short rows are prefetched past 512 KiB of partials) and 4 (any size) take it
-for these matrices. Forced plans apply to every call, however small."""
+`A.T @ x` (scatterGroups, kernels/spmv/spmvt_scatter_rows.h): a scattered
+block's chunk of short rows (float32 or float64 values, int32 indices, at
+most 8 (float32) or 4 (float64) nonzeros a row on average). It must give
+the per-row loop's sums bit for bit (scipy's on one thread), whatever the
+row lengths: empty rows, runs of them, groups in which 8 or more rows end
+(up to 15, from the next 8 row ends; from 16, one nonzero at a time), long
+rows among short ones, chunk edges; and catch a bad index anywhere before
+writing through it. Plan 1 (no target prefetch) never takes the grouped
+loop; plans 0 (the rule: short rows are prefetched past 512 KiB of
+partials) and 4 (any size) take it for these matrices. Forced plans apply
+to every call, however small.
+
+`A @ x` (dotGroups, kernels/spmv/spmv_rows_n1.h): any block's chunk of at
+most 3 (float32) or 4 (float64) nonzeros a row on average and no row of 32
+or more, under every plan, sums each row in nonzero order into a buffer:
+scipy's bits."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -158,3 +165,60 @@ def test_grouped_rows_catch_a_bad_index_anywhere(rng, threads, kind, dtype, nthr
     for a, b in zip((x, A.data, A.indptr), snaps):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(A.indices, S.indices)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_grouped_rows_give_scipys_bits_in_a_x(rng, threads, kind, dtype, nthreads):
+    threads(nthreads)
+    S, A = _matrix(rng, kind, dtype)
+    x = rng.standard_normal(S.shape[1]).astype(dtype)
+    x[7] = np.nan
+    x[1000] = -np.inf
+    y0 = rng.standard_normal(S.shape[0]).astype(dtype)
+    got = {}
+    with ascend_linalg.use_backend("cpu"):
+        for plan in (0, 1, 3, 4):
+            _core.spmv_prefetch_force(plan)
+            got[plan] = (A @ x, asp.spmv(A, x, alpha=2.0, beta=0.5, y=y0.copy()),
+                         asp.spmv(A, x, alpha=-1.0, beta=1.0, y=y0.copy()))
+    ref = S @ x
+    for plan in (1, 3, 4):
+        for a, b in zip(got[plan], got[0]):
+            np.testing.assert_array_equal(_bits(a), _bits(b))
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    if nthreads == 1 and kind != "short-and-long":
+        np.testing.assert_array_equal(_bits(got[0][0]), _bits(ref))
+    else:
+        # a chunk with a long row keeps the row loop, whose long rows take the
+        # vector dot (another order); on 2 threads a row split between blocks
+        # adds two partial sums
+        np.testing.assert_allclose(got[0][0], ref, **tol)
+    np.testing.assert_allclose(got[0][1], 2.0 * ref + 0.5 * y0, **tol)
+    np.testing.assert_allclose(got[0][2], y0 - ref, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_grouped_rows_in_a_x_catch_a_bad_index(rng, threads, dtype, nthreads):
+    # a chunk's indices are all checked before its first product
+    threads(nthreads)
+    S, A = _matrix(rng, "poisson1", dtype, n=12_000)
+    x = rng.standard_normal(S.shape[1]).astype(dtype)
+    nnz = A.nnz
+    positions = {0, 1, 7, 8, 64, nnz // 2, nnz - 65, nnz - 9, nnz - 1} | {int(A.indptr[CHUNK]) + d for d in (-1, 0, 1)}
+    snaps = [a.copy() for a in (x, A.data, A.indptr)]
+    with ascend_linalg.use_backend("cpu"):
+        for plan in (0, 1):
+            _core.spmv_prefetch_force(plan)
+            for p in sorted(positions):
+                keep = A.indices[p]
+                for bad in (NCOLS, 2**31 - 1, -1):
+                    A.indices[p] = bad
+                    with pytest.raises(ValueError, match="malformed"):
+                        A @ x
+                A.indices[p] = keep
+            np.testing.assert_array_equal(A @ x, S @ x)
+    for a, b in zip((x, A.data, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
