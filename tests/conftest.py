@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ascend_linalg
+from ascend_linalg import _core
 from ascend_linalg.testing import dispatch_records, kernel_device
 
 BACKENDS = (kernel_device(), "scipy")
@@ -28,6 +29,17 @@ def dispatch():
     """List that fills with ``(op, backend, reason)`` dispatch records."""
     with dispatch_records() as records:
         yield records
+
+
+@pytest.fixture
+def fresh_spmv_plans():
+    """No forced SpMV prefetch plan and no size class timed yet, before and
+    after the test (``_core.spmv_prefetch_force``, ``spmv_prefetch_reset``)."""
+    _core.spmv_prefetch_force(-1)
+    _core.spmv_prefetch_reset()
+    yield
+    _core.spmv_prefetch_force(-1)
+    _core.spmv_prefetch_reset()
 
 
 @pytest.fixture

@@ -30,13 +30,7 @@ NCOLS = 200_000  # scattered columns: 800 KB of float32 partial a block
 CHUNK = 256  # rows per checked chunk (kChunkRows)
 
 
-@pytest.fixture(autouse=True)
-def fresh_plans():
-    _core.spmv_prefetch_force(-1)
-    _core.spmv_prefetch_reset()
-    yield
-    _core.spmv_prefetch_force(-1)
-    _core.spmv_prefetch_reset()
+pytestmark = pytest.mark.usefixtures("fresh_spmv_plans")
 
 
 def _lengths(rng, kind, n):
@@ -79,19 +73,41 @@ def _matrix(rng, kind, dtype, n=30_000):
     return S, asp.csr_matrix(S)
 
 
+def _each_bad_index_raises(A, positions, product):
+    # each position in turn holds each bad value; the index is put back after
+    for p in sorted(positions):
+        keep = A.indices[p]
+        for bad in (NCOLS, 2**31 - 1, -1):
+            A.indices[p] = bad
+            with pytest.raises(ValueError, match="malformed"):
+                product()
+        A.indices[p] = keep
+
+
 def _bits(a):
     return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("nthreads", [1, 2])
-def test_grouped_rows_give_the_row_loops_bits(rng, threads, kind, dtype, nthreads):
+def _every_layout(test):
+    # every row-length pattern, both value types, 1 and 2 threads
+    for mark in (pytest.mark.parametrize("nthreads", [1, 2]), pytest.mark.parametrize("dtype", [np.float32, np.float64]),
+                 pytest.mark.parametrize("kind", KINDS)):
+        test = mark(test)
+    return test
+
+
+def _case(rng, threads, kind, dtype, nthreads, trans):
     threads(nthreads)
     S, A = _matrix(rng, kind, dtype)
-    x = rng.standard_normal(S.shape[0]).astype(dtype)
-    x[7] = np.nan  # NaN and Inf reach only their own rows' columns
-    x[1000] = np.inf
+    x = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(dtype)
+    x[7] = np.nan  # NaN and Inf reach only the results they touch
+    x[1000] = np.inf if trans else -np.inf
+    return S, A, x
+
+
+@_every_layout
+def test_grouped_rows_give_the_row_loops_bits(rng, threads, kind, dtype, nthreads):
+    S, A, x = _case(rng, threads, kind, dtype, nthreads, trans=True)
     got = {}
     with ascend_linalg.use_backend("cpu"):
         for plan in (0, 1, 4):
@@ -154,28 +170,16 @@ def test_grouped_rows_catch_a_bad_index_anywhere(rng, threads, kind, dtype, nthr
     with ascend_linalg.use_backend("cpu"):
         for plan in (0, 4):
             _core.spmv_prefetch_force(plan)
-            for p in sorted(positions):
-                keep = A.indices[p]
-                for bad in (NCOLS, 2**31 - 1, -1):
-                    A.indices[p] = bad
-                    with pytest.raises(ValueError, match="malformed"):
-                        A.T @ x
-                A.indices[p] = keep
+            _each_bad_index_raises(A, positions, lambda: A.T @ x)
             np.testing.assert_allclose(A.T @ x, ref, **tol)  # nothing left behind
     for a, b in zip((x, A.data, A.indptr), snaps):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(A.indices, S.indices)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("nthreads", [1, 2])
+@_every_layout
 def test_grouped_rows_give_scipys_bits_in_a_x(rng, threads, kind, dtype, nthreads):
-    threads(nthreads)
-    S, A = _matrix(rng, kind, dtype)
-    x = rng.standard_normal(S.shape[1]).astype(dtype)
-    x[7] = np.nan
-    x[1000] = -np.inf
+    S, A, x = _case(rng, threads, kind, dtype, nthreads, trans=False)
     y0 = rng.standard_normal(S.shape[0]).astype(dtype)
     got = {}
     with ascend_linalg.use_backend("cpu"):
@@ -212,13 +216,7 @@ def test_grouped_rows_in_a_x_catch_a_bad_index(rng, threads, dtype, nthreads):
     with ascend_linalg.use_backend("cpu"):
         for plan in (0, 1):
             _core.spmv_prefetch_force(plan)
-            for p in sorted(positions):
-                keep = A.indices[p]
-                for bad in (NCOLS, 2**31 - 1, -1):
-                    A.indices[p] = bad
-                    with pytest.raises(ValueError, match="malformed"):
-                        A @ x
-                A.indices[p] = keep
+            _each_bad_index_raises(A, positions, lambda: A @ x)
             np.testing.assert_array_equal(A @ x, S @ x)
     for a, b in zip((x, A.data, A.indptr), snaps):
         np.testing.assert_array_equal(a, b)

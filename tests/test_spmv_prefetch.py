@@ -19,13 +19,7 @@ PLANS = tuple(range(8))  # SpmvPrefetchPlan bits: 1 no target, 2 no streams, 4 a
 WORK_MIN = 1 << 20  # rows + nonzeros from which calls are timed (kTuneMinWork)
 
 
-@pytest.fixture(autouse=True)
-def fresh_plans():
-    _core.spmv_prefetch_force(-1)
-    _core.spmv_prefetch_reset()
-    yield
-    _core.spmv_prefetch_force(-1)
-    _core.spmv_prefetch_reset()
+pytestmark = pytest.mark.usefixtures("fresh_spmv_plans")
 
 
 @pytest.fixture
