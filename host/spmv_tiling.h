@@ -49,7 +49,7 @@ struct SpmvTilingData {
 // the first calls of each size class (spmv_host.cpp). SPMV_PF_NO_TARGET
 // overrides SPMV_PF_ANY_SIZE.
 enum SpmvPrefetchPlan : int32_t {
-    SPMV_PF_NO_TARGET = 1,  // never prefetch the scattered target
+    SPMV_PF_NO_TARGET = 1,  // never prefetch the scattered target, nor a long row's (spmv_row_prefetch_force aside)
     SPMV_PF_NO_STREAMS = 2, // no value/index prefetch in scattered blocks that do not prefetch the target
     SPMV_PF_ANY_SIZE = 4,   // prefetch the target in scattered blocks whatever its size
 };

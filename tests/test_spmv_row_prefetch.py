@@ -112,6 +112,43 @@ def test_bad_index_in_a_long_row_raises_in_every_mode(rng, threads, dtype, index
         np.testing.assert_array_equal(a, b)
 
 
+PLANS = (0, 1, 3)  # the rule, no target prefetch (long rows' included), neither prefetch
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("trans", [False, True])
+def test_plans_without_target_prefetch_keep_bits_and_checks(rng, threads, fresh_spmv_plans, dtype, index_dtype,
+                                                            trans):
+    # Under the rule (mode -1), a plan with SPMV_PF_NO_TARGET also turns the
+    # long rows' prefetch off: the same bits under every plan, and a bad
+    # index in a long row still raises with the operands unchanged.
+    threads(2)
+    S, A = _long_rows(rng, dtype, index_dtype, 1_000_000, sort=True)
+    St = S.T if trans else S
+    x = rng.standard_normal(St.shape[1]).astype(dtype)
+    got = {}
+    with ascend_linalg.use_backend("cpu"):
+        for plan in PLANS:
+            _core.spmv_prefetch_force(plan)
+            got[plan] = A.T @ x if trans else A @ x
+    for plan in PLANS:
+        np.testing.assert_array_equal(_bits(got[plan]), _bits(got[0]))
+    S64 = sp.csr_matrix((S.data.astype(np.float64), S.indices, S.indptr), shape=S.shape)
+    ref = (S64.T if trans else S64) @ x.astype(np.float64)
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(got[1], ref, **tol)
+    A.indices[A.indptr[3] + 100] = 1_000_000  # row 3 is long
+    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
+    with ascend_linalg.use_backend("cpu"):
+        for plan in PLANS:
+            _core.spmv_prefetch_force(plan)
+            with pytest.raises(ValueError, match="malformed"):
+                A.T @ x if trans else A @ x
+    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_force_rejects_a_bad_mode():
     for bad in (-2, 2, 100):
         with pytest.raises(ValueError, match="row prefetch mode"):

@@ -29,9 +29,9 @@ constexpr int64_t kMinGather = 16;  // shorter spans: scalar is as fast
 // row that is not sorted counts as spread (prefetching then only costs).
 constexpr int64_t kInRowPf = 64;
 template <class T, class I>
-inline int64_t rowPrefetchEnd(const I* idx, int64_t ka, int64_t kb, uint64_t cols, int64_t step) {
+inline int64_t rowPrefetchEnd(const I* idx, int64_t ka, int64_t kb, uint64_t cols, int64_t step, int32_t plan) {
     const int64_t xBytes = static_cast<int64_t>(std::min<uint64_t>(cols, uint64_t(1) << 40) * sizeof(T));
-    const int mode = longRowPrefetch(xBytes);
+    const int mode = longRowPrefetch(xBytes, plan);
     if (mode == kLongPfNone || (mode == kLongPfSpread && !spreadRow<T>(idx, ka, kb))) return ka;
     return kb - kInRowPf - step + 1;  // loop steps k < this have their x prefetched
 }
@@ -62,12 +62,12 @@ inline int32_t lim32(uint64_t cols) { return static_cast<int32_t>(std::min<uint6
 inline int64_t lim64(uint64_t cols) { return static_cast<int64_t>(std::min<uint64_t>(cols, uint64_t(1) << 62) - 1); }
 
 double f64i32(const double* val, const int32_t* idx, int64_t ka, int64_t kb, const double* x,
-              int64_t xs, uint64_t cols, int* bad) {
+              int64_t xs, uint64_t cols, int* bad, int32_t plan) {
     if (xs != 1 || kb - ka < kMinGather) return dotScalar(val, idx, ka, kb, x, xs, cols, bad);
     const __m128i lim = _mm_set1_epi32(lim32(cols));
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     __m128i ok = _mm_set1_epi32(-1);
-    const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8);
+    const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8, plan);
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
         if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
@@ -87,12 +87,12 @@ double f64i32(const double* val, const int32_t* idx, int64_t ka, int64_t kb, con
 }
 
 double f64i64(const double* val, const int64_t* idx, int64_t ka, int64_t kb, const double* x,
-              int64_t xs, uint64_t cols, int* bad) {
+              int64_t xs, uint64_t cols, int* bad, int32_t plan) {
     if (xs != 1 || kb - ka < kMinGather) return dotScalar(val, idx, ka, kb, x, xs, cols, bad);
     const __m256i lim = _mm256_set1_epi64x(lim64(cols));
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     __m256i ok = _mm256_set1_epi64x(-1);
-    const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8);
+    const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8, plan);
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
         if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
@@ -110,12 +110,12 @@ double f64i64(const double* val, const int64_t* idx, int64_t ka, int64_t kb, con
 }
 
 float f32i32(const float* val, const int32_t* idx, int64_t ka, int64_t kb, const float* x,
-             int64_t xs, uint64_t cols, int* bad) {
+             int64_t xs, uint64_t cols, int* bad, int32_t plan) {
     if (xs != 1 || kb - ka < kMinGather) return dotScalar(val, idx, ka, kb, x, xs, cols, bad);
     const __m256i lim = _mm256_set1_epi32(lim32(cols));
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     __m256i ok = _mm256_set1_epi32(-1);
-    const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 16);
+    const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 16, plan);
     int64_t k = ka;
     for (; k + 16 <= kb; k += 16) {
         if (k < pfEnd) prefetchX<16>(x, idx + k + kInRowPf, cols);
@@ -133,12 +133,12 @@ float f32i32(const float* val, const int32_t* idx, int64_t ka, int64_t kb, const
 }
 
 float f32i64(const float* val, const int64_t* idx, int64_t ka, int64_t kb, const float* x,
-             int64_t xs, uint64_t cols, int* bad) {
+             int64_t xs, uint64_t cols, int* bad, int32_t plan) {
     if (xs != 1 || kb - ka < kMinGather) return dotScalar(val, idx, ka, kb, x, xs, cols, bad);
     const __m256i lim = _mm256_set1_epi64x(lim64(cols));
     __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps();
     __m256i ok = _mm256_set1_epi64x(-1);
-    const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 8);
+    const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 8, plan);
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
         if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
@@ -165,23 +165,27 @@ float f32i64(const float* val, const int64_t* idx, int64_t ka, int64_t kb, const
 
 template <class T, class I> struct GatherDot;
 template <> struct GatherDot<float, int32_t> {
+    int32_t plan = 0;  // the product's SpmvPrefetchPlan (long rows' x prefetch)
     float operator()(const float* v, const int32_t* i, int64_t a, int64_t b, const float* x, int64_t xs, uint64_t c, int* bad) const {
-        return f32i32(v, i, a, b, x, xs, c, bad);
+        return f32i32(v, i, a, b, x, xs, c, bad, plan);
     }
 };
 template <> struct GatherDot<float, int64_t> {
+    int32_t plan = 0;  // the product's SpmvPrefetchPlan (long rows' x prefetch)
     float operator()(const float* v, const int64_t* i, int64_t a, int64_t b, const float* x, int64_t xs, uint64_t c, int* bad) const {
-        return f32i64(v, i, a, b, x, xs, c, bad);
+        return f32i64(v, i, a, b, x, xs, c, bad, plan);
     }
 };
 template <> struct GatherDot<double, int32_t> {
+    int32_t plan = 0;  // the product's SpmvPrefetchPlan (long rows' x prefetch)
     double operator()(const double* v, const int32_t* i, int64_t a, int64_t b, const double* x, int64_t xs, uint64_t c, int* bad) const {
-        return f64i32(v, i, a, b, x, xs, c, bad);
+        return f64i32(v, i, a, b, x, xs, c, bad, plan);
     }
 };
 template <> struct GatherDot<double, int64_t> {
+    int32_t plan = 0;  // the product's SpmvPrefetchPlan (long rows' x prefetch)
     double operator()(const double* v, const int64_t* i, int64_t a, int64_t b, const double* x, int64_t xs, uint64_t c, int* bad) const {
-        return f64i64(v, i, a, b, x, xs, c, bad);
+        return f64i64(v, i, a, b, x, xs, c, bad, plan);
     }
 };
 template <class T, class I> constexpr DotEntry<T, I> entry() {

@@ -343,11 +343,15 @@ template <bool Nta = false, class V> inline void prefetchAhead(const V* p) {
 constexpr int64_t kScatterPfMinBytes = kSpmvScatterPfMinBytes;
 // A long row with indices over a line apart on average (spreadRow, kb > ka;
 // unchecked, wrapping: unsorted is spread) is no hardware stream, though
-// scattered() says near: past the bound it prefetches (A x dot, A^T x scatter).
+// scattered() says near: past the bound it prefetches (A x dot, A^T x scatter),
+// unless the product's plan prefetches no target (SPMV_PF_NO_TARGET): on a
+// host whose last-level cache holds the target, the timed plan turns it off
+// (docs/performance.md, thirty-first session).
 enum : int { kLongPfNone = 0, kLongPfSpread = 1, kLongPfAll = 2 };
-inline int longRowPrefetch(int64_t targetBytes) {  // rowPrefetchForced: -1 rule, 0 none, 1 all
+inline int longRowPrefetch(int64_t targetBytes, int32_t plan) {  // rowPrefetchForced: -1 rule, 0 none, 1 all
     const int32_t f = rowPrefetchForced();
-    return f >= 0 ? (f ? kLongPfAll : kLongPfNone) : targetBytes > kScatterPfMinBytes ? kLongPfSpread : kLongPfNone;
+    if (f >= 0) return f ? kLongPfAll : kLongPfNone;
+    return targetBytes > kScatterPfMinBytes && !(plan & SPMV_PF_NO_TARGET) ? kLongPfSpread : kLongPfNone;
 }
 template <class T, class I>
 inline bool spreadRow(const I* idx, int64_t ka, int64_t kb) {

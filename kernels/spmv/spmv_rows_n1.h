@@ -258,10 +258,11 @@ template <class T, class I, class Dot, class V = T> struct DotFns {
     static int rows(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* y, int64_t ys,
                     int64_t ra, int64_t rb, int64_t kLo, int64_t kHi, uint64_t cols, T alpha, T beta, int32_t mode,
                     int32_t plan) {
-        return rowsN1(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, mode, plan, Dot{});
+        return rowsN1(indptr, idx, val, x, xs, y, ys, ra, rb, kLo, kHi, cols, alpha, beta, mode, plan, Dot{plan});
     }
 };
 template <class T, class I, class V = T> struct ScalarDot {
+    int32_t plan = 0;  // as GatherDot's (the scalar loops prefetch nothing)
     T operator()(const V* v, const I* i, int64_t a, int64_t b, const T* x, int64_t xs, uint64_t c, int* bad) const {
         return dotScalar<T>(v, i, a, b, x, xs, c, bad);
     }

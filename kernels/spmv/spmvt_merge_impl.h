@@ -464,7 +464,7 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         const int64_t pfMin = shortRows ? kScatterPfShortMinBytes : kScatterPfMinBytes;
         int bad;
         const int pm = planPrefetchMode(idx, s.k0, s.k1, 1, partBytes, spmvInCachePlan(t), pfMin);
-        const int longPf = longRowPrefetch(partBytes);
+        const int longPf = longRowPrefetch(partBytes, t.prefetchPlan);
         if (!direct && pm == kPfStream && ownsColumns<T>(t, nb) && !scattered(idx, s.k0, s.k1, 1)) {
             // (not scattered: a plan may stream a scattered block; such a
             // block keeps the partial whatever the plan, so every plan sums

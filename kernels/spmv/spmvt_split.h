@@ -135,7 +135,7 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
     // A row spread over more than the cache's share prefetches its target as
     // the merge-path kernel's long spread rows do (longRowPrefetch's bound, on
     // the blocks' shares of y together).
-    const int longPf = longRowPrefetch(t.cols * static_cast<int64_t>(sizeof(T)));
+    const int longPf = longRowPrefetch(t.cols * static_cast<int64_t>(sizeof(T)), t.prefetchPlan);
     int64_t kA = 0;  // indptr[0] == 0 (the host checked it)
     for (int64_t r = 0; r < rows; ++r) {
         const int64_t kB = static_cast<int64_t>(indptr[r + 1]);
