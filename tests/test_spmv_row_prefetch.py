@@ -149,6 +149,40 @@ def test_plans_without_target_prefetch_keep_bits_and_checks(rng, threads, fresh_
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("bad", ["cols", "negative"])
+def test_unprefetched_long_rows_check_each_index(rng, threads, fresh_spmv_plans, dtype, index_dtype, nthreads, bad):
+    # Plan 3 prefetches nothing: once a block's partial is all zeroed (one
+    # thread: y itself, from the start), a long row's indices are checked as
+    # its scatter loads them, with no span check ahead. A bad index late in
+    # the block, anywhere in a long row, still raises before anything is
+    # written through it; the good matrix gives the rule's bits.
+    threads(nthreads)
+    ncols = 1_000_000  # scattered: its blocks prefetch nothing under plan 3
+    S, A = _long_rows(rng, dtype, index_dtype, ncols, sort=False, rows=1101)  # past kTuneMinWork: plans apply
+    x = rng.standard_normal(S.shape[0]).astype(dtype)
+    with ascend_linalg.use_backend("cpu"):
+        _core.spmv_prefetch_force(0)
+        want = A.T @ x
+        _core.spmv_prefetch_force(3)
+        got = A.T @ x
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+    long_rows = np.flatnonzero(np.diff(S.indptr) == 3001)
+    value = {"cols": ncols, "negative": -1}[bad]
+    for r in (long_rows[-1], long_rows[len(long_rows) // 2]):
+        for where in (0, 1500, 3000):
+            B = A.copy()
+            B.indices[B.indptr[r] + where] = value
+            snaps = [a.copy() for a in (x, B.data, B.indices, B.indptr)]
+            with ascend_linalg.use_backend("cpu"):
+                with pytest.raises(ValueError, match="malformed"):
+                    B.T @ x
+            for a, b in zip((x, B.data, B.indices, B.indptr), snaps):
+                np.testing.assert_array_equal(a, b)
+
+
 def test_force_rejects_a_bad_mode():
     for bad in (-2, 2, 100):
         with pytest.raises(ValueError, match="row prefetch mode"):

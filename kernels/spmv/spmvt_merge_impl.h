@@ -224,17 +224,8 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             // checked, the common case, in one go. The block's last
             // kPrefetch nonzeros prefetch nothing (the index array is not
             // read past the block); earlier nonzeros prefetched theirs.
-            // History (in full: docs/performance.md, twenty-ninth session),
-            // AVX2 EPYC (32 MB shared L3), random 1e6 x 1e6 with 1e7 and
-            // power-law rows with 1.08e7 nonzeros, 2 threads, ms:
-            // - the checked short row's prefetch and scatter, two loops,
-            //   fused: random float32 23.4-27.1 -> 17.8-20.5, float64 54-105
-            //   -> 41-56;
-            // - rows over 256 nonzeros, once not prefetched (an AVX-512
-            //   machine's choice), prefetched: power-law float64 40.6-66.2
-            //   -> 28.7-38.8;
-            // - short rows not yet checked, once prefetched a piece at a time
-            //   ahead of a separate loop, in the span loop: the same times.
+            // History: docs/performance.md, twenty-ninth session (the
+            // prefetch and scatter fused; rows over 256 prefetched too).
             // Once the partial is all zeroed and the row's first kPrefetch
             // indices are checked, the scatter checks the rest as it loads
             // them for the prefetch (scatterRowPf's Check) and moves chk on
@@ -262,6 +253,17 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             // is unrolled
             unrolledScatter(val, idx, kb, kb - ka, xr, tgt());
             return true;
+        }
+        if constexpr (Pf == kPfNone && !Own) {
+            // A long row in a block that prefetches nothing, its partial all
+            // zeroed: each index checked as the scatter loads it, no span
+            // checks (power-law float64, plan 3: 10.58 -> 9.13 ms; figures
+            // in docs/performance.md, thirty-first session).
+            if (kb - ka > kUnroll && kb > chk && chk >= ka && (!Touch || zeroed == t.pages)) {
+                if (!scatterRowChecked(val, idx, ka, kb, xr, part, lim)) return false;
+                chk = std::max(chk, kb);
+                return true;
+            }
         }
         // A long row spread over a target past the cache: prefetched like a
         // scattered row's (the same sums; the block's last kPrefetch
@@ -452,12 +454,8 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         // the host may pick another plan by timing (SpmvPrefetchPlan): on
         // the seventeenth session's host, partials of 4 MB in all paid for
         // their prefetch (docs/performance.md).
-        // Tried for scattered blocks, not kept: a column split (each of 2
-        // blocks walks the whole matrix and sums only its half of y's
-        // columns, through a branch-free filter buffer). Random 1e6 x 1e6
-        // with 1e7 nonzeros, 2 threads, ms: float32 29-30 against 12-14,
-        // float64 38-44 against 31-37; the filter alone cost more than this
-        // path (docs/performance.md, twenty-first session).
+        // (A column split of scattered blocks, tried: docs/performance.md,
+        // twenty-first session.)
         const int64_t partBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 40)) *
                                   static_cast<int64_t>(sizeof(T)) * static_cast<int64_t>(nb);
         const bool shortRows = s.k1 - s.k0 <= kScatterPfShortAvg * (s.r1 - s.r0 + 1);

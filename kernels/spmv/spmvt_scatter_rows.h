@@ -25,6 +25,23 @@ inline void scatterRow(const V* val, const I* idx, int64_t ka, int64_t kb, T xr,
     }
 }
 
+// scatterRow over [ka, kb) whose indices are not checked yet, each checked as
+// it is loaded (a branch never taken): false at the first index past lim,
+// before any write through it (else true). For a block whose partial is all
+// zeroed, in place of span checks (checkTouchAhead) that read the indices
+// once more, ahead of the scatter, in a loop of their own.
+template <class T, class I, class V>
+inline bool scatterRowChecked(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part, UIndex<I> lim) {
+    for (int64_t k = ka; k < kb; ++k) {
+        const UIndex<I> c = static_cast<UIndex<I>>(idx[k]);
+        if (__builtin_expect(c > lim, 0)) return false;
+        T p = mul(widen<T>(val[k]), xr);
+        keepScalar(p);
+        part[c] = add(part[c], p);
+    }
+    return true;
+}
+
 // scatterRow whose nonzero k also prefetches the partial element of nonzero
 // k + kPrefetch (which must lie inside the index array; its index may be
 // unchecked: it is clamped to lim, as merely forming an out-of-range address
