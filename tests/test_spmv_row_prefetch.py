@@ -49,6 +49,22 @@ def _long_rows(rng, dtype, index_dtype, ncols, sort, rows=97, length=3001):
     return S, A
 
 
+def _raises_with_operands_unchanged(A, x, force, settings, trans=False, fused_y=None):
+    # every setting (force(setting) first): the product raises, and so does
+    # the fused one where fused_y is given; nothing of the operands changes
+    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
+    with ascend_linalg.use_backend("cpu"):
+        for setting in settings:
+            force(setting)
+            with pytest.raises(ValueError, match="malformed"):
+                A.T @ x if trans else A @ x
+            if fused_y is not None:
+                with pytest.raises(ValueError, match="malformed"):
+                    asp.spmv(A, x, alpha=2.0, beta=0.5, y=fused_y.copy(), trans=trans)
+    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("ncols, sort", [(1_000_000, True), (1_000_000, False), (3001, True)])
@@ -100,16 +116,8 @@ def test_bad_index_in_a_long_row_raises_in_every_mode(rng, threads, dtype, index
     A.indices[A.indptr[3] + where] = value  # row 3 is long
     threads(2)
     x = rng.standard_normal(S.shape[0] if trans else ncols).astype(dtype)
-    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
-    with ascend_linalg.use_backend("cpu"):
-        for mode in MODES:
-            _core.spmv_row_prefetch_force(mode)
-            with pytest.raises(ValueError, match="malformed"):
-                A.T @ x if trans else A @ x
-            with pytest.raises(ValueError, match="malformed"):
-                asp.spmv(A, x, alpha=2.0, beta=0.5, y=np.zeros(ncols if trans else S.shape[0], dtype), trans=trans)
-    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
-        np.testing.assert_array_equal(a, b)
+    _raises_with_operands_unchanged(A, x, _core.spmv_row_prefetch_force, MODES, trans,
+                                    fused_y=np.zeros(ncols if trans else S.shape[0], dtype))
 
 
 PLANS = (0, 1, 3)  # the rule, no target prefetch (long rows' included), neither prefetch
@@ -139,14 +147,7 @@ def test_plans_without_target_prefetch_keep_bits_and_checks(rng, threads, fresh_
     tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(got[1], ref, **tol)
     A.indices[A.indptr[3] + 100] = 1_000_000  # row 3 is long
-    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
-    with ascend_linalg.use_backend("cpu"):
-        for plan in PLANS:
-            _core.spmv_prefetch_force(plan)
-            with pytest.raises(ValueError, match="malformed"):
-                A.T @ x if trans else A @ x
-    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
-        np.testing.assert_array_equal(a, b)
+    _raises_with_operands_unchanged(A, x, _core.spmv_prefetch_force, PLANS, trans)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -175,12 +176,7 @@ def test_unprefetched_long_rows_check_each_index(rng, threads, fresh_spmv_plans,
         for where in (0, 1500, 3000):
             B = A.copy()
             B.indices[B.indptr[r] + where] = value
-            snaps = [a.copy() for a in (x, B.data, B.indices, B.indptr)]
-            with ascend_linalg.use_backend("cpu"):
-                with pytest.raises(ValueError, match="malformed"):
-                    B.T @ x
-            for a, b in zip((x, B.data, B.indices, B.indptr), snaps):
-                np.testing.assert_array_equal(a, b)
+            _raises_with_operands_unchanged(B, x, _core.spmv_prefetch_force, [3], trans=True)
 
 
 def test_force_rejects_a_bad_mode():
