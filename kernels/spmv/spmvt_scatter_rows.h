@@ -1,6 +1,8 @@
 // The transposed kernel's row scatters: part[idx[k]] += val[k] * x[r] over a
-// row's nonzeros, plain, with the partial prefetched, unrolled per row, and
-// over runs of rows of one length. Included by spmvt_merge_impl.h.
+// row's nonzeros, plain, each index checked as it loads, with the partial
+// prefetched, unrolled per row, over runs of rows of one length, and over
+// chunks of short rows in groups of 8 nonzeros (scatterGroups). Included by
+// spmvt_merge_impl.h.
 #ifndef ASCEND_LINALG_KERNELS_SPMVT_SCATTER_ROWS_H
 #define ASCEND_LINALG_KERNELS_SPMVT_SCATTER_ROWS_H
 
