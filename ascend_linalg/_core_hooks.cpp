@@ -12,6 +12,7 @@
 #include "ascend_linalg/al_types.h"
 #include "host/runtime/cpu_device.h"
 #include "host/spmv_tiling.h"
+#include "host/spmv_tune.h"
 #include "kernels/spmv/spmv_kernel_merge.h"
 
 namespace py = pybind11;
@@ -43,6 +44,17 @@ void addTestHooks(py::module_& m) {
         },
         py::arg("indices"), py::arg("lo"), py::arg("hi"), py::arg("stride") = 1,
         "Test hook: whether the SpMV row loops treat nonzeros [lo, hi) as scattered (prefetched per nonzero)");
+    m.def(
+        "spmv_row_shape",
+        [](py::array indptr, int64_t nnz) {
+            if (indptr.ndim() != 1 || !(indptr.flags() & py::array::c_style) || indptr.shape(0) < 1)
+                throw py::value_error("indptr must be a contiguous 1-D array of rows + 1 entries");
+            const bool i64 = py::isinstance<py::array_t<int64_t>>(indptr);
+            if (!i64 && !py::isinstance<py::array_t<int32_t>>(indptr)) throw py::type_error("indptr must be int32 or int64");
+            return al::spmvRowShape(indptr.data(), i64, indptr.shape(0) - 1, nnz);
+        },
+        py::arg("indptr"), py::arg("nnz"),
+        "Test hook: the rows' shape the SpMV prefetch classes key on (1: skewed, 0: even)");
     m.def(
         "pool_check",
         [](int64_t launches, uint32_t maxBlocks, uint32_t work) {
@@ -118,6 +130,7 @@ void addTestHooks(py::module_& m) {
                 d["value_store"] = c.valueStore;
                 d["blocks"] = c.blocks;
                 d["target_log2"] = c.targetLog2;
+                d["row_shape"] = c.rowShape;
                 d["samples"] = samples;
                 d["best_ns"] = best;
                 out.append(d);
@@ -126,7 +139,7 @@ void addTestHooks(py::module_& m) {
         },
         "The CPU one-vector SpMV prefetch plan per size class timed so far: key, trans (A^T x), "
         "value_type, value_store (alDataType_t), blocks, target_log2 (target bytes < 2**target_log2), "
-        "plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
+        "row_shape (1: most rows far shorter than the mean), plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
     m.def(
         "spmv_prefetch_decide",
         [](bool trans, int64_t targetBytes, py::sequence bestNs) {

@@ -254,11 +254,12 @@ def main():
     # line per size class, matrices of one class share its plan
     print("prefetch plans (SpmvPrefetchPlan) chosen per size class:")
     kinds = {0: "float32", 1: "float64", 6: "float16", 7: "bfloat16"}  # alDataType_t values
-    for c in sorted(_core.spmv_prefetch_classes(), key=lambda c: (c["trans"], c["value_type"], c["target_log2"])):
+    for c in sorted(_core.spmv_prefetch_classes(), key=lambda c: (c["trans"], c["value_type"], c["target_log2"], c["row_shape"])):
         best = ", ".join(f"{p}: {ns:.3f}" for p, ns in enumerate(c["best_ns"]) if c["samples"][p])
         kind = kinds.get(c["value_store"] or c["value_type"], c["value_type"])
+        shape = ", skewed rows" if c["row_shape"] else ""
         print(f"  {'T' if c['trans'] else 'N'} {kind}, {c['blocks']} blocks, target < 2^{c['target_log2']} "
-              f"bytes: plan {c['plan']} (fastest ns per row + nonzero: {best})")
+              f"bytes{shape}: plan {c['plan']} (fastest ns per row + nonzero: {best})")
 
 
 if __name__ == "__main__":

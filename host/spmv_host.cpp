@@ -430,7 +430,8 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         targetBytes = op == AL_OP_N
                           ? spmvXGatherBytes(static_cast<uint64_t>(A->cols), std::max<int64_t>(t.xRowStride, 1), eb)
                           : spmvXGatherBytes(static_cast<uint64_t>(A->cols), 1, eb) * static_cast<int64_t>(blocks);
-        key = tuneKey(t, blocks, op == AL_OP_T, targetBytes);
+        key = tuneKey(t, blocks, op == AL_OP_T, targetBytes,
+                      spmvRowShape(A->indptr, A->indexType == AL_INDEX_64I, A->rows, A->nnz));
         t.prefetchPlan = tunePick(key, op == AL_OP_T, targetBytes, &timed);
     }
     const auto t0 = std::chrono::steady_clock::now();

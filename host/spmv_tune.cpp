@@ -102,11 +102,29 @@ void tuneRecord(uint64_t key, bool trans, int64_t targetBytes, int32_t plan, dou
         if (e.samples[cand[i]] < kTuneSamples) return;
     e.plan = tuneDecide(cand, nc, e.best);
 }
-uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes) {
+int32_t spmvRowShape(const void* indptr, bool index64, int64_t rows, int64_t nnz) {
+    constexpr int kSamples = 64;
+    if (rows <= 0 || nnz <= 0) return 0;
+    int64_t len[kSamples];
+    for (int i = 0; i < kSamples; ++i) {
+        // the middle row of the i-th of 64 equal stretches (rows < 2^62: no overflow)
+        const int64_t r = static_cast<int64_t>((static_cast<unsigned __int128>(2 * i + 1) * rows) / (2 * kSamples));
+        // unsigned: a malformed indptr's difference must not overflow
+        const uint64_t a = index64 ? static_cast<uint64_t>(static_cast<const int64_t*>(indptr)[r])
+                                   : static_cast<uint64_t>(static_cast<int64_t>(static_cast<const int32_t*>(indptr)[r]));
+        const uint64_t b = index64 ? static_cast<uint64_t>(static_cast<const int64_t*>(indptr)[r + 1])
+                                   : static_cast<uint64_t>(static_cast<int64_t>(static_cast<const int32_t*>(indptr)[r + 1]));
+        len[i] = static_cast<int64_t>(b - a);
+    }
+    std::nth_element(len, len + kSamples / 2, len + kSamples);
+    const double median = static_cast<double>(len[kSamples / 2]);
+    return 4.0 * median < static_cast<double>(nnz) / static_cast<double>(rows) ? 1 : 0;
+}
+uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes, int32_t rowShape) {
     const uint64_t bucket = 64 - static_cast<uint64_t>(__builtin_clzll(static_cast<uint64_t>(targetBytes)));
     return static_cast<uint64_t>(t.valueType & 0xff) | static_cast<uint64_t>(t.valueStore & 0xff) << 8 |
            static_cast<uint64_t>(t.indexType & 0xf) << 16 | static_cast<uint64_t>(blocks & 0xffff) << 20 |
-           bucket << 36 | static_cast<uint64_t>(trans) << 44;
+           bucket << 36 | static_cast<uint64_t>(trans) << 44 | static_cast<uint64_t>(rowShape & 1) << 45;
 }
 
 std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
@@ -120,6 +138,7 @@ std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
         c.valueStore = static_cast<int32_t>(key >> 8 & 0xff);
         c.blocks = static_cast<int32_t>(key >> 20 & 0xffff);
         c.targetLog2 = static_cast<int32_t>(key >> 36 & 0xff);
+        c.rowShape = static_cast<int32_t>(key >> 45 & 1);
         c.plan = e.plan;
         for (int i = 0; i < kSpmvPrefetchPlans; ++i) {
             c.samples[i] = e.samples[i];

@@ -23,7 +23,7 @@ namespace al {
 // another had measured the prefetch losing there (docs/performance.md,
 // sixteenth and seventeenth sessions). So, as FFTW's planner does, the first
 // calls of each size class (operation, value and index types, blocks, the
-// target's bytes to a power of two) try the candidate plans in turn,
+// target's bytes to a power of two, the rows' shape: spmvRowShape) try the candidate plans in turn,
 // kTuneSamples calls each after one untimed call, and the class keeps the
 // one with the fastest call per row + nonzero (the rule unless another is
 // kTuneMargin faster). Results never depend on it:
@@ -32,10 +32,21 @@ namespace al {
 // or unset / "auto".
 constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
 
-// A call's size class: operation, value and index types, blocks, and the
-// bytes its scattered accesses land in to a power of two (targetBytes > 0).
-// spmvPrefetchClasses decodes it.
-uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes);
+// How a matrix's nonzeros sit in its rows, for the size class: 1 ("skewed")
+// where the median of 64 rows sampled evenly has under a quarter of the mean
+// row's nonzeros (most rows short, most nonzeros in a few long rows: a
+// power-law matrix), else 0 ("even"). The best plan differs between the
+// two: in one process, the benchmark's random 1e6 x 1e6 float32 A^T x (10 a
+// row) and its power-law matrix (87% of rows with one nonzero, half the
+// nonzeros in rows of over 2048) fell in one class, and the power-law
+// product ran the random one's plan 0 at 6.6-6.9 ms where plan 3 took 5.4-5.7
+// (docs/performance.md, thirty-second session). 64 reads of indptr a call;
+// a malformed indptr gives some shape (the kernels then reject it).
+int32_t spmvRowShape(const void* indptr, bool index64, int64_t rows, int64_t nnz);
+// A call's size class: operation, value and index types, blocks, the bytes
+// its scattered accesses land in to a power of two (targetBytes > 0), and
+// the rows' shape (spmvRowShape). spmvPrefetchClasses decodes it.
+uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes, int32_t rowShape);
 // The plan for this call; *timed: whether to time it (a candidate still short
 // of samples) and report its time to tuneRecord.
 int32_t tunePick(uint64_t key, bool trans, int64_t targetBytes, bool* timed);

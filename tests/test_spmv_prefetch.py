@@ -326,3 +326,64 @@ def test_scattered_transposed_blocks_catch_a_bad_index_anywhere(rng, threads, la
                     A.T @ x
             A.indices[p] = keep
         np.testing.assert_allclose(A.T @ x, ref, **tol)  # nothing left behind
+
+
+def _indptr(lengths, index_dtype=np.int64):
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(index_dtype)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_row_shape_tells_skewed_rows_from_even_ones(index_dtype):
+    def shape(lengths):
+        ip = _indptr(lengths, index_dtype)
+        return _core.spmv_row_shape(ip, int(ip[-1]))
+    n = 100_000
+    assert shape(np.full(n, 10)) == 0  # every row the mean
+    assert shape(np.random.default_rng(1).poisson(10, n)) == 0  # a random matrix's rows
+    assert shape(np.arange(n) % 5) == 0  # median 2, mean 2: even
+    skewed = np.ones(n, np.int64)
+    skewed[::1000] = 10_000  # 1% of rows hold 91% of the nonzeros: median 1, mean 11
+    assert shape(skewed) == 1
+    single = np.zeros(n, np.int64)
+    single[n // 3] = 1_000_000  # one dense row, the rest empty
+    assert shape(single) == 1
+    assert shape(np.zeros(n, np.int64)) == 0  # no nonzeros
+    assert shape(np.full(7, 3)) == 0 and shape(np.array([0, 0, 40])) == 1  # fewer rows than samples
+    # a malformed indptr (decreasing, or past nnz) gives some shape, reads only rows + 1 entries
+    bad = _indptr(np.full(n, 10), index_dtype)
+    bad[n // 2] = -(2**31) if index_dtype == np.int32 else -(2**63)
+    assert _core.spmv_row_shape(bad, int(bad[-1])) in (0, 1)
+    assert _core.spmv_row_shape(bad[: n // 2 + 1], 10**12) in (0, 1)
+    with pytest.raises(TypeError, match="int32 or int64"):
+        _core.spmv_row_shape(bad.astype(np.float64), 10)
+    with pytest.raises(ValueError, match="rows \\+ 1"):
+        _core.spmv_row_shape(bad[:0], 0)
+
+
+def test_skewed_rows_time_their_own_plan(rng, threads):
+    """A power-law-like matrix and an even one of one size class (operation,
+    types, blocks, target bytes) are timed and decided apart."""
+    threads(2)
+    S, A = _matrix(rng, "wide", np.float32, np.int32)
+    n, k = S.shape[0], 20
+    lengths = np.ones(n, np.int64)
+    lengths[::100] = 100 * (k - 1) + 1  # same nonzeros, 99% of rows with one
+    indptr = _indptr(lengths)
+    Sk = sp.csr_matrix((np.ones(indptr[-1], np.float32), rng.integers(0, S.shape[1], indptr[-1]), indptr),
+                       shape=S.shape)
+    Sk.sum_duplicates()
+    Ak = asp.csr_matrix(Sk)
+    x = rng.standard_normal(n).astype(np.float32)
+    with ascend_linalg.use_backend("cpu"):
+        for _ in range(8):
+            y, yk = A.T @ x, Ak.T @ x
+    np.testing.assert_allclose(y, S.T @ x, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(yk, Sk.T @ x, rtol=1e-4, atol=1e-3)
+    classes = sorted(_core.spmv_prefetch_classes(), key=lambda c: c["row_shape"])
+    assert [c["row_shape"] for c in classes] == [0, 1]
+    even, skew = classes
+    assert even["key"] != skew["key"]
+    for f in ("trans", "value_type", "value_store", "blocks", "target_log2"):
+        assert even[f] == skew[f]
+    assert even["plan"] >= 0 and skew["plan"] >= 0  # 8 calls each: both decided
+    assert even["samples"] == skew["samples"]  # each timed its own calls only
