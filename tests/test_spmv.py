@@ -410,7 +410,7 @@ def _row_runs(rng, nrows, ncols, dtype, index_dtype, near):
 def test_row_runs_give_scipys_bits(rng, threads, dtype, index_dtype, size):
     # Rows in runs of one length go through the run loops (the products of a
     # chunk whose rows mostly repeat the length before them): in cache for
-    # both dtypes, A x and A^T x; float32 A x in streaming blocks too. Same
+    # both dtypes, A x and A^T x; A x in streaming blocks too. Same
     # bits as scipy's sparsetools, Inf and NaN in x included, except where
     # several blocks split a row (summed in parts, docs/guarantees.md): at
     # most one row per block boundary.
@@ -437,13 +437,45 @@ def test_row_runs_give_scipys_bits(rng, threads, dtype, index_dtype, size):
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-@pytest.mark.parametrize("dtype,grid", [(np.float32, 112), (np.float64, 112), (np.float32, 300)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", ["cache", "stream"])
+def test_run_chunks_check_each_index_as_they_load_it(rng, threads, dtype, index_dtype, size):
+    # A x's run chunks check no span ahead: the runs (rows of 1-16) and the
+    # rows between them (17, summed one nonzero at a time) compare each
+    # index as they load it. A bad one in either, first, middle or last in
+    # its row, raises before x is read through it; the operands are unchanged.
+    if size == "cache":
+        S = _row_runs(rng, 3000, 2500, dtype, index_dtype, near=False)
+    else:
+        S = _row_runs(rng, 100_000, 100_000, dtype, index_dtype, near=True)
+    A = asp.csr_matrix(S)
+    lengths = np.diff(A.indptr)
+    x = values(rng, S.shape[1], dtype)
+    threads(2)
+    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
+    for length in (9, 17):
+        row = int(np.flatnonzero(lengths[len(lengths) // 3:] == length)[0]) + len(lengths) // 3
+        for pos in (0, length // 2, length - 1):
+            k = int(A.indptr[row]) + pos
+            for bad in (S.shape[1], -1):
+                A.indices[k] = bad
+                with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
+                    A @ x
+                A.indices[k] = snaps[2][k]
+    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
+    with ascend_linalg.use_backend("cpu"):
+        np.testing.assert_allclose(A @ x, S @ x, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype,grid", [(np.float32, 112), (np.float64, 112), (np.float32, 300), (np.float64, 300)])
 @pytest.mark.parametrize("bad", [-1, "ncols"])
 def test_bad_index_in_row_runs(threads, dtype, grid, index_dtype, bad):
-    # A stencil's rows run through the run loops (in cache; float32 also in
-    # streaming blocks, the 300^2 grid on two threads): a bad index at the
-    # start, inside or at the end of the nonzeros is found before x is read
-    # there, in A x and A^T x.
+    # A stencil's rows run through the run loops (in cache, and in streaming
+    # blocks: the 300^2 grid on two threads), which check each index as they
+    # load it: a bad index at the start, inside or at the end of the nonzeros
+    # is found before x is read there, in A x and A^T x.
     A = asp.csr_matrix(_stencil(grid, 2).astype(dtype))
     A.indices = A.indices.astype(index_dtype)
     A.indptr = A.indptr.astype(index_dtype)

@@ -181,8 +181,8 @@ inline T dotScalar(const V* val, const I* idx, int64_t ka, int64_t kb, const T* 
 // kernel, which stops.
 constexpr int64_t kChunkRows = 256;
 // A chunk whose rows average at most kFastAvg nonzeros (in a block that is not
-// scattered) has all its indices checked in one vectorised pass before any
-// row runs; its rows then sum with the counted loop (shortDot; the checked dot
+// scattered) and do not mostly run (runRows checks as it loads) has all its
+// indices checked in one vectorised pass before any row runs; its rows then sum with the counted loop (shortDot; the checked dot
 // from kLongRow on) and no check or indirect jump per row. Against the per-row
 // span check with unrolledDot, one thread, 112^2 Poisson float64 in cache,
 // C++, 10 alternating runs of 5000 products: 57.4 -> 40.5 us a product
@@ -273,6 +273,23 @@ __attribute__((always_inline)) inline T shortDot(const V* val, const I* idx, int
         keepScalar(acc);
     }
     return acc;
+}
+// shortDot of unit-stride x with each index checked as it is loaded, before
+// x is read through it: false at a bad one (*out then not written).
+template <class T, class I>
+__attribute__((always_inline)) inline bool shortDotChecked(const T* val, const I* idx, int64_t ka, int64_t kb,
+                                                           const T* x, UIndex<I> lim, T* out) {
+    T acc{};
+    for (int64_t k = ka; k < kb; ++k) {
+        const UIndex<I> c = static_cast<UIndex<I>>(idx[k]);
+        if (__builtin_expect(c > lim, 0)) return false;
+        T p = val[k] * x[static_cast<int64_t>(c)];
+        keepScalar(p);
+        acc = acc + p;
+        keepScalar(acc);
+    }
+    *out = acc;
+    return true;
 }
 
 // shortDot for len <= kUnroll nonzeros ending at e, unrolled: one indirect
@@ -396,8 +413,16 @@ inline int planPrefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stri
 // in the same order as shortDot (scipy's bits). Rows of other lengths return
 // to runRows, one indirect jump per run. Only where it paid: the plain
 // product (alpha 1, beta 0, unit-stride x) with float32/float64 values, in
-// chunks whose rows mostly continue a run (mostlyRuns); float64 in blocks
-// without stream prefetch (in cache) only.
+// chunks whose rows mostly continue a run (mostlyRuns), in blocks that are
+// not scattered. The runs check each index as they load it (a compare and a
+// branch never taken), not in a pass over the chunk first: that pass was the
+// whole gap to the streaming roof on a Zen 5 host (2 threads, interleaved
+// medians of 15, ms, pass / checked loads / no check at all: 2e6-row banded
+// float32 3.85 / 3.43 / 3.40, float64 5.40 / 4.96 / 4.87; 2000^2 Poisson
+// float32 4.90 / 4.58 / 4.57, float64 6.85 / 6.54 / 6.61; in cache, 112^2
+// Poisson float32 23.96 / 21.19 / 21.07 us), and float64's streaming blocks
+// now take runs too (1000^2 Poisson float64 1392 -> 1219 us; on an older
+// host, without the checked loads, they had cost: below).
 // Standalone C++, one thread, medians of 21 interleaved rounds, counted loop
 // -> runs, no prefetch: 112^2 Poisson float32 36.8 -> 23.5 us, float64 29.5
 // -> 27.7; 300^2 float32 457 -> 215, float64 399 -> 317. Rows of random
@@ -417,9 +442,8 @@ inline int planPrefetchMode(const I* idx, int64_t kLo, int64_t kHi, int64_t stri
     RUN(13) RUN(14) RUN(15) RUN(16)
 static_assert(kUnroll == 16, "AL_SPMV_RUN_LENGTHS covers run lengths 1..kUnroll");
 template <class T, class V, int32_t Mode, bool A1, int Pf, bool Unit>
-constexpr bool kRunRows = Unit && A1 && Mode == SPMV_BETA_ZERO && std::is_same_v<T, V> &&
-                          ((Pf == kPfNone && std::is_same_v<T, double>) ||
-                           (Pf != kPfScattered && std::is_same_v<T, float>));
+constexpr bool kRunRows = Unit && A1 && Mode == SPMV_BETA_ZERO && std::is_same_v<T, V> && Pf != kPfScattered &&
+                          (std::is_same_v<T, float> || std::is_same_v<T, double>);
 // At least 7/8 of the rows of [r0, r1) have the length of the row before
 // them (a loop the compiler vectorises, over the chunk's checked indptr).
 template <class I>

@@ -14,9 +14,11 @@ namespace al {
 namespace spmvm {
 namespace {  // internal linkage, as spmv_merge_common.h says
 
+// Returns the row after the run, or -1 at a bad index (found as it is
+// loaded, before x is read through it).
 template <int L, int Pf, class T, class I>
 __attribute__((always_inline)) inline int64_t fixedRun(const I* indptr, const I* idx, const T* val, const T* x, T* y,
-                                                       int64_t ys, int64_t r, int64_t re, int64_t a) {
+                                                       int64_t ys, int64_t r, int64_t re, int64_t a, UIndex<I> lim) {
     do {
         if (Pf != kPfNone) {
             prefetchAhead(val + a + L);
@@ -25,7 +27,9 @@ __attribute__((always_inline)) inline int64_t fixedRun(const I* indptr, const I*
         T acc{};
 #pragma GCC unroll 16
         for (int j = 0; j < L; ++j) {
-            T p = val[a + j] * x[static_cast<int64_t>(static_cast<UIndex<I>>(idx[a + j]))];
+            const UIndex<I> c = static_cast<UIndex<I>>(idx[a + j]);
+            if (__builtin_expect(c > lim, 0)) return -1;
+            T p = val[a + j] * x[static_cast<int64_t>(c)];
             keepScalar(p);
             acc = acc + p;
             keepScalar(acc);
@@ -36,17 +40,21 @@ __attribute__((always_inline)) inline int64_t fixedRun(const I* indptr, const I*
     } while (r < re && static_cast<int64_t>(indptr[r + 1]) == a + L);
     return r;
 }
-// Rows [r, re) starting at nonzero a, indices checked; long rows by dot.
+// Rows [r, re) starting at nonzero a, each index checked as it is loaded
+// (fixedRun, shortDotChecked; long rows by the checked dot). False on a bad
+// index.
 template <int Pf, class T, class I, class Dot>
-inline void runRows(const I* indptr, const I* idx, const T* val, const T* x, T* y, int64_t ys, int64_t r,
+inline bool runRows(const I* indptr, const I* idx, const T* val, const T* x, T* y, int64_t ys, int64_t r,
                     int64_t re, int64_t a, uint64_t cols, int* bad, Dot dot) {
+    const UIndex<I> lim = indexLimit<I>(cols);
     while (r < re) {
         const int64_t n = static_cast<int64_t>(indptr[r + 1]);
         switch (n - a) {
-#define AL_SPMV_RUN(l)                                                    \
-    case l:                                                               \
-        r = fixedRun<l, Pf>(indptr, idx, val, x, y, ys, r, re, a);        \
-        a = static_cast<int64_t>(indptr[r]);                              \
+#define AL_SPMV_RUN(l)                                                          \
+    case l:                                                                     \
+        if ((r = fixedRun<l, Pf>(indptr, idx, val, x, y, ys, r, re, a, lim)) < 0) \
+            return false;                                                       \
+        a = static_cast<int64_t>(indptr[r]);                                    \
         continue;
             AL_SPMV_RUN_LENGTHS(AL_SPMV_RUN)
 #undef AL_SPMV_RUN
@@ -56,10 +64,15 @@ inline void runRows(const I* indptr, const I* idx, const T* val, const T* x, T* 
             prefetchAhead(val + n);
             prefetchAhead(idx + n);
         }
-        y[r * ys] = n - a < kLongRow ? shortDot<true, T>(val, idx, a, n, x, 1) : dot(val, idx, a, n, x, 1, cols, bad);
+        if (n - a < kLongRow) {
+            if (!shortDotChecked<T>(val, idx, a, n, x, lim, y + r * ys)) return false;
+        } else {
+            y[r * ys] = dot(val, idx, a, n, x, 1, cols, bad);
+        }
         a = n;
         ++r;
     }
+    return true;
 }
 
 #if defined(__AVX2__)
@@ -169,16 +182,19 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, i
 #endif
         if (Pf != kPfScattered && e - a <= kFastAvg * (re - r)) {  // see kFastAvg
             // [start, chk) is checked already (chk >= a at every row start)
-            if (!chunkIndicesOk(idx, std::max(a, chk), e, lim)) return 1;
-            chk = std::max(chk, e);
             if constexpr (kRunRows<T, V, Mode, A1, Pf, Unit>) {
+                // [a, chk) may have been checked by checkAhead already: none
+                // of it is skipped by checking again as the runs load it
                 if (mostlyRuns(indptr, r, re)) {
-                    runRows<Pf>(indptr, idx, val, x, y, ys, r, re, a, cols, &bad, dot);
+                    if (!runRows<Pf>(indptr, idx, val, x, y, ys, r, re, a, cols, &bad, dot)) return 1;
+                    chk = std::max(chk, e);
                     r = re;
                     a = e;
                     continue;
                 }
             }
+            if (!chunkIndicesOk(idx, std::max(a, chk), e, lim)) return 1;
+            chk = std::max(chk, e);
             for (; r < re; ++r) {
                 const int64_t n = static_cast<int64_t>(indptr[r + 1]);
                 if (Pf != kPfNone) {
