@@ -21,6 +21,10 @@
 #include "ascend_linalg/al_types.h"
 #include "spmv_arith.h"
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace al {
 namespace spmvm {
 int32_t rowPrefetchForced();  // spmvRowPrefetchForce's mode (spmv_kernel_merge.cpp)
@@ -249,6 +253,49 @@ inline bool chunkIndicesOk(const I* idx, int64_t ka, int64_t kb, UIndex<I> lim) 
     for (int64_t k = ka; k < kb; ++k) bad |= static_cast<UIndex<I>>(idx[k]) > lim ? ~UIndex<I>(0) : UIndex<I>(0);
     return bad == 0;
 #endif
+}
+// The smallest and largest index of [a, b) as unsigned (*lo = max, *hi = 0
+// for an empty range): the span checks of A^T x (checkTouchAhead).
+template <class I>
+inline void indexRange(const I* idx, int64_t a, int64_t b, UIndex<I>* loOut, UIndex<I>* hiOut) {
+    UIndex<I> lo = std::numeric_limits<UIndex<I>>::max(), hi = 0;
+    int64_t k = a;
+#if defined(__AVX2__)
+    if constexpr (std::is_same_v<I, int32_t>) {
+        // Four minima and maxima at once: GCC's loop keeps one of each, and
+        // each vector waits on the one before. 2 threads, interleaved
+        // medians of 21, ms, one / four: 2e6-row banded float32 A^T x
+        // 4.94 / 4.74, 4.95 / 4.75, 4.91 / 4.77; 2000^2 Poisson 6.28 / 6.12,
+        // 6.72 / 6.44, 6.64 / 6.49 (float64 within the noise).
+        __m256i mn[4], mx[4];
+        for (int j = 0; j < 4; ++j) {
+            mn[j] = _mm256_set1_epi32(-1);
+            mx[j] = _mm256_setzero_si256();
+        }
+        for (; k + 32 <= b; k += 32)
+            for (int j = 0; j < 4; ++j) {
+                const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8 * j));
+                mn[j] = _mm256_min_epu32(mn[j], v);
+                mx[j] = _mm256_max_epu32(mx[j], v);
+            }
+        alignas(32) uint32_t ml[8], xl[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(ml),
+                           _mm256_min_epu32(_mm256_min_epu32(mn[0], mn[1]), _mm256_min_epu32(mn[2], mn[3])));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(xl),
+                           _mm256_max_epu32(_mm256_max_epu32(mx[0], mx[1]), _mm256_max_epu32(mx[2], mx[3])));
+        for (int j = 0; j < 8; ++j) {
+            lo = std::min(lo, ml[j]);
+            hi = std::max(hi, xl[j]);
+        }
+    }
+#endif
+    for (; k < b; ++k) {
+        const UIndex<I> u = static_cast<UIndex<I>>(idx[k]);
+        lo = std::min(lo, u);
+        hi = std::max(hi, u);
+    }
+    *loOut = lo;
+    *hiOut = hi;
 }
 // The indices of [ka, kb) were checked already (checkAhead).
 // Makes sure the indices of [*chk, need) are checked: when need passes the

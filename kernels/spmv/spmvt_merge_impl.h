@@ -109,12 +109,8 @@ inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> li
                             unsigned char* flags, const SpmvTilingData& t, int64_t* zeroed, int64_t nv = 1,
                             OwnedColumns<T>* own = nullptr) {
     const int64_t a = *chk, b = std::min(k1, a + kCheckSpan);
-    UIndex<I> lo = std::numeric_limits<UIndex<I>>::max(), hi = 0;
-    for (int64_t k = a; k < b; ++k) {
-        const UIndex<I> u = static_cast<UIndex<I>>(idx[k]);
-        lo = std::min(lo, u);
-        hi = std::max(hi, u);
-    }
+    UIndex<I> lo, hi;
+    indexRange(idx, a, b, &lo, &hi);
     if (hi > lim) return false;
     *chk = b;
     if (own != nullptr && b > a) {
