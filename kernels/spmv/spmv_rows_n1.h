@@ -183,8 +183,8 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, i
         if (Pf != kPfScattered && e - a <= kFastAvg * (re - r)) {  // see kFastAvg
             // [start, chk) is checked already (chk >= a at every row start)
             if constexpr (kRunRows<T, V, Mode, A1, Pf, Unit>) {
-                // [a, chk) may have been checked by checkAhead already: none
-                // of it is skipped by checking again as the runs load it
+                // the runs check every index they load, those of [a, chk)
+                // that checkAhead checked already included
                 if (mostlyRuns(indptr, r, re)) {
                     if (!runRows<Pf>(indptr, idx, val, x, y, ys, r, re, a, cols, &bad, dot)) return 1;
                     chk = std::max(chk, e);
