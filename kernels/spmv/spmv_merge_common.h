@@ -186,8 +186,9 @@ inline T dotScalar(const V* val, const I* idx, int64_t ka, int64_t kb, const T* 
 constexpr int64_t kChunkRows = 256;
 // A chunk whose rows average at most kFastAvg nonzeros (in a block that is not
 // scattered) and do not mostly run (runRows checks as it loads) has all its
-// indices checked in one vectorised pass before any row runs; its rows then sum with the counted loop (shortDot; the checked dot
-// from kLongRow on) and no check or indirect jump per row. Against the per-row
+// indices checked in one vectorised pass before any row runs; its rows then
+// sum with the counted loop (shortDot; the checked dot from kLongRow on) and
+// no check or indirect jump per row. Against the per-row
 // span check with unrolledDot, one thread, 112^2 Poisson float64 in cache,
 // C++, 10 alternating runs of 5000 products: 57.4 -> 40.5 us a product
 // (fastest run); 0.76-0.77x -> 1.02-1.03x the speed of scipy's loop in the
