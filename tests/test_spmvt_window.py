@@ -11,6 +11,11 @@ every such nonzero must land on a zeroed page of the right target (y, the
 block's own columns, or its partial), on one thread and several, for the
 plain product and the fused one, and a bad index must be caught wherever it
 sits, before anything is written through it.
+
+Both kernels' runs also take eight rows at once (kGroupRun,
+kernels/spmv/spmv_merge_common.h): the rows' indptr in one vector, their
+indices in one running maximum; a bad index anywhere in such a group must
+send it back to the checks per index.
 """
 import numpy as np
 import pytest
@@ -111,3 +116,28 @@ def test_bad_index_after_the_window_has_formed(rng, threads, nthreads, bad, inde
         np.testing.assert_array_equal(a, b)
     with ascend_linalg.use_backend("cpu"):
         np.testing.assert_allclose(A.T @ x, S.T @ x, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("rows", [3000, 200_000])
+@pytest.mark.parametrize("length", [1, 4, 5, 8, 9, 16])
+def test_bad_index_anywhere_in_eight_rows_of_a_run(threads, length, rows, trans):
+    # Rows of one length (a run), in cache (3000 rows, one block) and
+    # streaming (200000, two threads): a bad index at every position of
+    # sixteen rows, so at every position of an eight-row group however the
+    # groups fall, is caught; then the product is scipy's again.
+    c = np.minimum(np.arange(rows)[:, None] + np.arange(length), rows - 1)
+    S = sp.csr_matrix((np.ones(rows * length), c.ravel(), np.arange(rows + 1) * length), shape=(rows, rows))
+    A = csr_matrix(S.astype(np.float32))
+    x = np.ones(rows, np.float32)
+    threads(2)
+    start = int(A.indptr[rows // 2 + 3])
+    for k in range(start, start + 16 * length):
+        keep = A.indices[k]
+        A.indices[k] = rows
+        with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
+            (A.T @ x) if trans else (A @ x)
+        A.indices[k] = keep
+    with ascend_linalg.use_backend("cpu"):
+        got = (A.T @ x) if trans else (A @ x)
+    np.testing.assert_array_equal(got, (S.T @ x) if trans else (S @ x))
