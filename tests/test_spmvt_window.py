@@ -1,7 +1,7 @@
 """The transposed kernel's streaming runs (runScatterRows<true>,
 kernels/spmv/spmvt_scatter_rows.h): no span check ahead of them; each index
 is checked as it is loaded against the window of columns whose pages the
-span checks have made ready (ScatterWindow, kernels/spmv/spmvt_merge_impl.h).
+span checks have made ready (ScatterWindow, kernels/spmv/spmvt_pages.h).
 An index outside the window goes back through a span check from there.
 
 These matrices are banded (streaming blocks, rows of 9 in runs) with rows

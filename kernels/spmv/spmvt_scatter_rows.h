@@ -122,7 +122,7 @@ __attribute__((always_inline)) inline void unrolledScatter(const V* val, const I
 // returns the row it stopped in (re when all ran).
 // Win (streaming blocks): no span check ahead; each index is checked as it
 // is loaded against the window [lo, lo + len) of columns whose pages are
-// ready for part (ScatterWindow, spmvt_merge_impl.h), and the value and
+// ready for part (ScatterWindow, spmvt_pages.h), and the value and
 // index streams are prefetched once per row. At an index outside the window
 // it stops, *stop its nonzero (nothing from there on is summed; -1 when all
 // ran). Without Win (in-cache chunks) every index is checked already.
