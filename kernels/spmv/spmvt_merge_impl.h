@@ -61,9 +61,9 @@ bool directY(const SpmvTilingData& t) {
     return t.usedCoreNum == 1 && plainProduct<T>(t);
 }
 // Several blocks, the same product: blocks may scatter their own columns
-// straight into y (OwnedColumns, spmvt_pages.h). The host runs the reduction with as
-// many blocks as the scatter; ownership is by page and the reduction looks
-// at each page's flags, so it does not depend on that.
+// straight into y (OwnedColumns, spmvt_pages.h). The host runs the
+// reduction with as many blocks as the scatter; ownership is by page and
+// the reduction looks at each page's flags, so it does not depend on that.
 template <class T>
 bool ownsColumns(const SpmvTilingData& t, uint32_t nb) {
     return nb > 1 && plainProduct<T>(t);
@@ -131,7 +131,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
     int64_t zeroed = 0;  // pages zeroed (Touch)
     T* const part0 = part;
     OwnedColumns<T>* const ow = Own ? own : nullptr;
-    ScatterWindow<T> win;  // streaming run chunks (runScatterRowsW)
+    ScatterWindow<T> win;  // streaming run chunks (runScatterRows<true>)
     ScatterWindow<T>* const wp = Pf == kPfStream ? &win : nullptr;
     // the current span's target: the partial, or y for a span of own columns
     auto tgt = [&]() __attribute__((always_inline)) { return Own ? own->target : part0; };
