@@ -17,15 +17,16 @@ same bits.
 ``--trans`` times ``A.T @ x`` instead: the long rows' scatter, in blocks the
 kernel counts as streaming, prefetches the partial (or y) when the blocks'
 partials together are past the bound. By the rule, matrices whose rows
-average 256 nonzeros or more run column-split (each thread sums its own
-columns of every row into y: ``kernels/spmv/spmvt_split.h``); ``auto``,
+average 1024 nonzeros or more (partials past 6 MiB) run column-split (each
+thread sums its own columns of every row into y: ``kernels/spmv/spmvt_split.h``); ``auto``,
 ``off`` and ``on`` are then that kernel, and ``merge`` is the merge-path
 kernel (``_core.spmv_split_force(0)``) under the default row prefetch rule.
 
 ``--grid`` times ``A.T @ x`` of sorted random rows of 32 to 5000 nonzeros
 (about 3.2e6 in all) over 1e6 columns, the column split forced on
 (``split``) and off (``merge``), against scipy: where the split starts to
-pay (its rule: rows of 512 or more on average, partials past 6 MiB).
+pay (its rule: rows of 1024 or more on average, partials past 6 MiB;
+512 until the thirty-fourth session).
 
     python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid]
 """

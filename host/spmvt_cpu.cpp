@@ -60,7 +60,17 @@ std::atomic<int64_t> gBinCalls{0};         // products run binned
 // 3.90 / 3.33 (6.53), of 5000 (bench_spmv_long_rows.py): 9.58 / 9.89
 // (18.91); 2e5 columns float64 (3.2 MB), rows of 5000: 11.06 / 10.08
 // (19.45). docs/performance.md (twenty-sixth session) has the rest.
-constexpr int64_t kSpmvSplitMinAvg = 512;
+// The bound was 512 on that host (AVX2, 16 MB of L3). On the Zen 5 host
+// (1 MB of L2 a core, 32 MB of L3) the merge path won from 512 to 1000,
+// its partials cached: `bench_spmv_long_rows.py --grid`, 2 threads, ms
+// split / merge (scipy), 6250 x 512 float32 3.07 / 1.68 (2.43), float64
+// 3.72 / 2.12 (3.75); 3200 x 1000 float32 2.34 / 1.76 (3.10), float64
+// 3.09 / 2.20 (2.64); 1600 x 2000 float32 1.87 / 2.06 (2.66); and
+// bench_spmv.py's power-law matrix's 10,816 rows of 64 or more (mean 833,
+// median 199) float32 6.29 / 5.61 (7.62). Past 1000 the split won or tied
+// (docs/performance.md, thirty-fourth session): 1024 keeps the float64
+// rows of 512-1000 that it won on the AVX2 host on the merge path.
+constexpr int64_t kSpmvSplitMinAvg = 1024;
 constexpr int64_t kSpmvSplitMinBytes = kSpmvScatterPfMinBytes;
 std::atomic<int32_t> gSplitForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
 std::atomic<int64_t> gSplitCalls{0};   // products run column-split (not fallen back)

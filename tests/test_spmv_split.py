@@ -277,7 +277,7 @@ def test_not_split_where_not_allowed(rng, split, threads):
 
 
 def test_by_rule_long_rows_and_large_partials_only(rng, split):
-    """The default rule: rows of 512 nonzeros or more on average with partials past
+    """The default rule: rows of 1024 nonzeros or more on average with partials past
     6 MiB together; not shorter rows or smaller partials."""
     split(-1)
     cases = [
@@ -285,6 +285,7 @@ def test_by_rule_long_rows_and_large_partials_only(rng, split):
         (long_rows(rng, 100, 400_000, 3000), True),  # 2 x 3.2 MB, rows of ~3000
         (long_rows(rng, 100, 200_000, 3000), False),  # 2 x 1.6 MB, rows of ~3000
         (long_rows(rng, 1200, 500_000, 250), False),  # 2 x 4 MB, rows of ~250
+        (long_rows(rng, 400, 500_000, 800), False),  # 2 x 4 MB, rows of ~800
         (long_rows(rng, 400, 60_000, 1000), False),  # 2 x 480 KB
         (long_rows(rng, 30_000, 500_000, 20), False),  # rows of ~20
     ]
