@@ -227,6 +227,17 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 return 1;
             }
         }
+        // A scattered float32 chunk of rows of moderate length, its indices
+        // checked as the prefetch loads them: each nonzero's x stored
+        // first, then one loop over the chunk's nonzeros (scatterFilled).
+        if constexpr (Pf == kPfScattered && std::is_same_v<T, float> && std::is_same_v<V, T>) {
+            if (ce - a <= kFillMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
+                chk >= a + kPrefetch && ce + kPrefetch <= s.k1) {
+                if (!scatterFilledAny(indptr, idx, val, x, part, r, re, a, ce, lim)) return -1;
+                chk = std::max(chk, ce + kPrefetch);
+                return 1;
+            }
+        }
 #endif
         if (Pf == kPfScattered || ce - a > kFastAvg * (re - r)) return 0;
         if constexpr (Pf == kPfStream) {
