@@ -3,16 +3,17 @@
 (or 16) row ends instead of a loop per row.
 
 `A.T @ x` (scatterGroups, kernels/spmv/spmvt_scatter_rows.h): a scattered
-block's chunk of short rows (float32 or float64 values, int32 indices, at
-most 8 (float32) or 4 (float64) nonzeros a row on average). It must give
-the per-row loop's sums bit for bit (scipy's on one thread), whatever the
-row lengths: empty rows, runs of them, groups in which 8 or more rows end
-(up to 15, from the next 8 row ends; from 16, one nonzero at a time), long
-rows among short ones, chunk edges; and catch a bad index anywhere before
-writing through it. Plan 1 (no target prefetch) never takes the grouped
-loop; plans 0 (the rule: short rows are prefetched past 512 KiB of
-partials) and 4 (any size) take it for these matrices. Forced plans apply
-to every call, however small.
+block's chunk of short float64 rows (int32 indices, at most 4 nonzeros a
+row on average); float32 chunks take scatterFilled there instead (each
+nonzero's x stored first, then one loop: tests/test_spmvt_filled.py), and
+these tests hold it to the same. It must give the per-row loop's sums bit
+for bit (scipy's on one thread), whatever the row lengths: empty rows, runs
+of them, groups in which 8 or more rows end (up to 15, from the next 8 row
+ends; from 16, one nonzero at a time), long rows among short ones, chunk
+edges; and catch a bad index anywhere before writing through it. These
+products are smaller than the 2^20 rows + nonzeros from which a forced plan
+applies (kTuneMinWork), so every plan here is the rule's, which prefetches
+short rows' partials past 512 KiB: scattered blocks.
 
 `A @ x` (dotGroups, kernels/spmv/spmv_rows_n1.h): any block's chunk of at
 most 3 (float32) or 4 (float64) nonzeros a row on average and no row of 32

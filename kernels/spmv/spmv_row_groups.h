@@ -62,16 +62,6 @@ inline bool groupRows(const int32_t* indptr, int64_t rb, int64_t re, int64_t k, 
     return true;
 }
 
-// x[rb + off_j] for the 8 lanes (float32: permuted out of x[rb .. rb + 7],
-// and x[rb + 8 .. rb + 15] blended in where wide).
-inline __m256 groupX(const float* x, int64_t rb, const GroupRows& g) {
-    __m256 xv = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + rb), g.off);
-    if (g.wide)  // lanes past 7 (the permute reads 3 bits of the offset)
-        xv = _mm256_blendv_ps(xv, _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + rb + 8), g.off),
-                              _mm256_castsi256_ps(_mm256_cmpgt_epi32(g.off, _mm256_set1_epi32(7))));
-    return xv;
-}
-
 }  // namespace
 }  // namespace spmvm
 }  // namespace al

@@ -217,19 +217,19 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         const int64_t ce = static_cast<int64_t>(indptr[re]);
 #if defined(__AVX2__)
         // A scattered chunk of short rows, its indices checked as the
-        // prefetch loads them (see row()): in groups of 8 nonzeros.
-        if constexpr (Pf == kPfScattered && (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
-                      std::is_same_v<V, T> && std::is_same_v<I, int32_t>) {
-            if (ce - a <= kGroupMaxAvg<T> * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
+        // prefetch loads them (see row()), with no loop per row: float64
+        // in groups of 8 nonzeros (scatterGroups); float32 with each
+        // nonzero's x stored first, then one loop over the chunk's
+        // nonzeros (scatterFilled), rows of up to kFillMaxAvg on average.
+        if constexpr (Pf == kPfScattered && std::is_same_v<T, double> && std::is_same_v<V, T> &&
+                      std::is_same_v<I, int32_t>) {
+            if (ce - a <= kGroupMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
                 chk >= a + kPrefetch && ce + kPrefetch <= s.k1) {
                 if (!scatterGroups(indptr, idx, val, x, part, r, re, a, ce, lim)) return -1;
                 chk = std::max(chk, ce + kPrefetch);
                 return 1;
             }
         }
-        // A scattered float32 chunk of rows of moderate length, its indices
-        // checked as the prefetch loads them: each nonzero's x stored
-        // first, then one loop over the chunk's nonzeros (scatterFilled).
         if constexpr (Pf == kPfScattered && std::is_same_v<T, float> && std::is_same_v<V, T>) {
             if (ce - a <= kFillMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
                 chk >= a + kPrefetch && ce + kPrefetch <= s.k1) {

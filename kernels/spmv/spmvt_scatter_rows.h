@@ -301,34 +301,33 @@ inline int64_t runScatterRows(const I* indptr, const I* idx, const T* val, const
 }
 
 #if defined(__AVX2__)
-// A scattered block's checked chunk of short rows (at most
-// kGroupMaxAvg<T> nonzeros a row on average), rows [r, re), nonzeros
-// [a, e), in groups of 8 nonzeros with no loop per row:
-// scatterRowPf<false, true>'s work (the partial prefetched kPrefetch
-// nonzeros on, that load's index checked) without its exit branch per row,
-// which the predictor misses on short rows of varying length. A group's
-// rows come from the row ends (groupRows, spmv_row_groups.h), and x at
-// each row is its x (float32: permuted into place, groupX; float64: loaded
-// one by one, as a gather cost more). The
-// products are rounded (no FMA) and added one by one in nonzero order:
-// scatterRow's sums. A group in which 16 or more rows end, and the chunk's
-// last rows (whose ends past re are not checked), run one nonzero at a
-// time. Needs indptr checked on [r, re], the indices [a, a + kPrefetch)
-// checked, e + kPrefetch within the index array, x unit-stride and e below
-// 2^31 (int32 indptr). Returns false at the first index past lim, before
-// any write through it.
+// A scattered block's checked chunk of short float64 rows (at most
+// kGroupMaxAvg nonzeros a row on average), rows [r, re), nonzeros [a, e),
+// in groups of 8 nonzeros with no loop per row: scatterRowPf<false,
+// true>'s work (the partial prefetched kPrefetch nonzeros on, that load's
+// index checked) without its exit branch per row, which the predictor
+// misses on short rows of varying length. A group's rows come from the row
+// ends (groupRows, spmv_row_groups.h), and each nonzero's x is loaded one
+// by one (a gather cost more). The products are rounded (no FMA) and added
+// one by one in nonzero order: scatterRow's sums. A group in which 16 or
+// more rows end, and the chunk's last rows (whose ends past re are not
+// checked), run one nonzero at a time. Needs indptr checked on [r, re],
+// the indices [a, a + kPrefetch) checked, e + kPrefetch within the index
+// array, x unit-stride and e below 2^31 (int32 indptr). Returns false at
+// the first index past lim, before any write through it.
 // Through Python, 2 threads, random 1e6 x 1e6 matrices with d nonzeros a
 // row, A^T x under the rule's plan, interleaved, ms, before / after:
-// float32 d = 2 6.47 / 3.66, 3 7.00 / 4.53, 6 8.85 / 8.09, 8 10.41 / 10.23;
-// every chunk grouped, d = 10 and 20 ran 5-16% slower, hence the bound.
-// float64 gained less (d = 2: 3-15%) and lost from d = 6. Counting the next
-// 8 ends where 8 or more end, d = 1: float32 4.54 -> 2.62, float64 5.85 ->
-// 4.24.
-// Figures: docs/performance.md, thirtieth session.
-template <class T> constexpr int64_t kGroupMaxAvg = std::is_same_v<T, float> ? 8 : 4;
-template <class T>
-inline bool scatterGroups(const int32_t* indptr, const int32_t* idx, const T* val, const T* x, T* part, int64_t r,
-                          int64_t re, int64_t a, int64_t e, uint32_t lim) {
+// float64 gained 3-15% at d = 2 and lost from d = 6; counting the next 8
+// ends where 8 or more end, d = 1: 5.85 -> 4.24 (docs/performance.md,
+// thirtieth session). float32 chunks took groups too (x permuted into
+// place), at most 8 a row (d = 2 6.47 / 3.66 ms, 8 10.41 / 10.23); they
+// now take scatterFilled, which was as fast at d = 1-3 and faster from 4
+// (d = 6: 6.78, 6.76 -> 4.29, 4.11 ms; docs/performance.md, thirty-fourth
+// session).
+constexpr int64_t kGroupMaxAvg = 4;
+inline bool scatterGroups(const int32_t* indptr, const int32_t* idx, const double* val, const double* x,
+                          double* part, int64_t r, int64_t re, int64_t a, int64_t e, uint32_t lim) {
+    using T = double;
     int64_t rb = r, k = a;
     while (rb < re && static_cast<int64_t>(indptr[rb + 1]) <= k) ++rb;
     // one nonzero: its row found by walking the ends (q < e = indptr[re])
@@ -351,16 +350,12 @@ inline bool scatterGroups(const int32_t* indptr, const int32_t* idx, const T* va
                 if (!one(k + j)) return false;
             continue;
         }
-        if constexpr (std::is_same_v<T, float>) {
-            _mm256_store_ps(prod, _mm256_mul_ps(_mm256_loadu_ps(val + k), groupX(x, rb, g)));
-        } else {
-            alignas(32) int32_t o[8];
-            _mm256_store_si256(reinterpret_cast<__m256i*>(o), g.off);
-            for (int j = 0; j < 8; ++j) {
-                T p = mul(val[k + j], x[rb + o[j]]);
-                keepScalar(p);
-                prod[j] = p;
-            }
+        alignas(32) int32_t o[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(o), g.off);
+        for (int j = 0; j < 8; ++j) {
+            T p = mul(val[k + j], x[rb + o[j]]);
+            keepScalar(p);
+            prod[j] = p;
         }
         rb += g.ends;
         if (((k - a) & 8) == 0) {  // a line of values and of indices per 16 nonzeros
@@ -380,29 +375,28 @@ inline bool scatterGroups(const int32_t* indptr, const int32_t* idx, const T* va
     return true;
 }
 
-// A scattered block's checked chunk of float32 rows of moderate length
-// (more than kGroupMaxAvg nonzeros a row on average, at most kFillMaxAvg),
-// rows [r, re): each span of up to kFillSpan nonzeros (whole rows) first
-// gets each nonzero's x, xv[k - base] = x[its row], by W copies of x[row]
-// stored at the row's start (a row longer than W stores more; the next
-// row's copies overwrite the excess), then one flat loop over the span
-// scatters part[idx[k]] += val[k] * xv[k - base]: scatterRowPf<false,
-// true>'s work without its loop per row, whose exit the predictor misses on
-// rows of varying length (and with it the misses the core had in flight
-// past the row's end). A row longer than kFillSpan runs alone
-// (scatterRowPf). The same products, rounded, added in nonzero order:
-// scatterRow's sums. Contract as scatterGroups' (indptr checked on
-// [r, re], the indices [indptr[r], indptr[r] + kPrefetch) checked,
-// indptr[re] + kPrefetch within the index array, x unit-stride); returns
-// false at the first index past lim, before any write through it.
+// A scattered block's checked chunk of float32 rows, at most kFillMaxAvg
+// nonzeros a row on average, rows [r, re): each span of up to kFillSpan
+// nonzeros (whole rows) first gets each nonzero's x, xv[k - base] =
+// x[its row], by W copies of x[row] stored at the row's start (a row
+// longer than W stores more; the next row's copies overwrite the excess),
+// then one flat loop over the span scatters part[idx[k]] += val[k] * xv[k -
+// base]: scatterRowPf<false, true>'s work without its loop per row, whose
+// exit the predictor misses on rows of varying length (and with it the
+// misses the core had in flight past the row's end). A row longer than
+// kFillSpan runs alone (scatterRowPf). The same products, rounded, added in
+// nonzero order: scatterRow's sums. Contract as scatterGroups' (indptr
+// checked on [r, re], the indices [indptr[r], indptr[r] + kPrefetch)
+// checked, indptr[re] + kPrefetch within the index array, x unit-stride);
+// returns false at the first index past lim, before any write through it.
 // Random 1e6 x 1e6, 1e7 nonzeros (10 a row), A^T x through Python, 2
 // threads, ours/scipy paired per round, medians of 21, four alternating
-// pairs of processes without / with: float32 1.94, 1.59, 1.66, 1.76 /
-// 2.29, 2.23, 2.23, 2.16; standalone C++ (one thread, medians of 15, ms)
-// 15.37 -> 9.76, the flat scatter yardstick's 9.76. float64 lost (d = 32:
-// 1.93, 1.84 -> 1.79, 1.68; its partials, 16 MB, scatter at memory speed)
-// and keeps the row loop. Figures: docs/performance.md, thirty-fourth
-// session.
+// pairs of processes, the row loop / this: 1.94, 1.59, 1.66, 1.76 / 2.29,
+// 2.23, 2.23, 2.16; standalone C++ (one thread, medians of 15, ms) 15.37 ->
+// 9.76, the flat scatter yardstick's 9.76. float64 lost (d = 32: 1.93,
+// 1.84 -> 1.79, 1.68; its partials, 16 MB, scatter at memory speed) and
+// keeps the row loop and, to 4 a row, scatterGroups. Figures:
+// docs/performance.md, thirty-fourth session.
 constexpr int64_t kFillSpan = 512;
 constexpr int64_t kFillMaxAvg = 64;
 // W copies of v at dst (W a multiple of 8).
@@ -457,6 +451,7 @@ template <class I>
 inline bool scatterFilledAny(const I* indptr, const I* idx, const float* val, const float* x, float* part,
                              int64_t r, int64_t re, int64_t a, int64_t e, UIndex<I> lim) {
     const int64_t need = 3 * (e - a) / (2 * (re - r)) + 1;  // 1.5 times the mean, rounded up
+    if (need <= 8) return scatterFilled<8>(indptr, idx, val, x, part, r, re, lim);
     if (need <= 16) return scatterFilled<16>(indptr, idx, val, x, part, r, re, lim);
     if (need <= 32) return scatterFilled<32>(indptr, idx, val, x, part, r, re, lim);
     if (need <= 64) return scatterFilled<64>(indptr, idx, val, x, part, r, re, lim);
