@@ -27,6 +27,9 @@ import ascend_linalg
 import ascend_linalg.sparse as asp
 from ascend_linalg import _core
 
+from _plans import assert_plans_give_the_row_loops_bits, empty_runs
+from _plans import bits as _bits
+
 NCOLS = 200_000  # scattered columns: 800 KB of float32 partial a block
 CHUNK = 256  # rows per checked chunk (kChunkRows)
 
@@ -54,10 +57,7 @@ def _lengths(rng, kind, n):
         lengths[::997] = 300
         return lengths
     if kind == "empty-runs":  # runs of 40 empty rows, some across chunk edges
-        lengths = rng.poisson(3, n)
-        for start in range(50, n, 300):
-            lengths[start:start + 40] = 0
-        return lengths
+        return empty_runs(rng, n, 3, 40)
     raise AssertionError(kind)
 
 
@@ -85,10 +85,6 @@ def _each_bad_index_raises(A, positions, product):
         A.indices[p] = keep
 
 
-def _bits(a):
-    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
-
-
 def _every_layout(test):
     # every row-length pattern, both value types, 1 and 2 threads
     for mark in (pytest.mark.parametrize("nthreads", [1, 2]), pytest.mark.parametrize("dtype", [np.float32, np.float64]),
@@ -109,19 +105,7 @@ def _case(rng, threads, kind, dtype, nthreads, trans):
 @_every_layout
 def test_grouped_rows_give_the_row_loops_bits(rng, threads, kind, dtype, nthreads):
     S, A, x = _case(rng, threads, kind, dtype, nthreads, trans=True)
-    got = {}
-    with ascend_linalg.use_backend("cpu"):
-        for plan in (0, 1, 4):
-            _core.spmv_prefetch_force(plan)
-            got[plan] = A.T @ x
-    ref = S.T @ x
-    for plan in (0, 4):
-        np.testing.assert_array_equal(_bits(got[plan]), _bits(got[1]))
-    if nthreads == 1:  # one block: the sums in row order, scipy's bits
-        np.testing.assert_array_equal(_bits(got[1]), _bits(ref))
-    else:  # the blocks' partials are added: rounding
-        tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(got[4], ref, **tol)
+    assert_plans_give_the_row_loops_bits(S, A, x, nthreads)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -20,6 +20,8 @@ import ascend_linalg
 import ascend_linalg.sparse as asp
 from ascend_linalg import _core
 
+from _plans import assert_plans_give_the_row_loops_bits, bits, empty_runs, tol
+
 NCOLS = 200_000  # scattered columns: 800 KB of float32 partial a block
 CHUNK = 256  # rows per checked chunk (kChunkRows)
 SPAN = 512  # nonzeros a span (kFillSpan)
@@ -52,10 +54,7 @@ def _lengths(rng, kind, n):
         lengths[:2] = 3000  # the first chunk's first rows
         return lengths
     if kind == "empty-runs":  # runs of 30 empty rows, some across chunk edges
-        lengths = rng.poisson(14, n)
-        for start in range(50, n, 300):
-            lengths[start:start + 30] = 0
-        return lengths
+        return empty_runs(rng, n, 14, 30)
     raise AssertionError(kind)
 
 
@@ -78,14 +77,6 @@ def _matrix(rng, kind, dtype, index_dtype=np.int32):
     return S, asp.csr_matrix(S)
 
 
-def _bits(a):
-    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
-
-
-def _tol(dtype):
-    return dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.parametrize("nthreads", [1, 2])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -96,18 +87,7 @@ def test_filled_rows_give_the_row_loops_bits(rng, threads, kind, dtype, index_dt
     x = rng.standard_normal(S.shape[0]).astype(dtype)
     x[7] = np.nan  # NaN and Inf reach only the columns of their rows
     x[1000] = np.inf
-    got = {}
-    with ascend_linalg.use_backend("cpu"):
-        for plan in (0, 1, 4):
-            _core.spmv_prefetch_force(plan)
-            got[plan] = A.T @ x
-    ref = S.T @ x
-    for plan in (0, 4):
-        np.testing.assert_array_equal(_bits(got[plan]), _bits(got[1]))
-    if nthreads == 1:  # one block: the sums in row order, scipy's bits
-        np.testing.assert_array_equal(_bits(got[1]), _bits(ref))
-    else:  # the blocks' partials are added: rounding
-        np.testing.assert_allclose(got[4], ref, **_tol(dtype))
+    assert_plans_give_the_row_loops_bits(S, A, x, nthreads)
 
 
 @pytest.mark.parametrize("nthreads", [1, 2])
@@ -127,10 +107,10 @@ def test_fused_and_strided_products_keep_their_results(rng, threads, nthreads):
     ref = S.T @ xs[::2]
     for plan in (0, 4):
         for a, b in zip(got[plan], got[1]):
-            np.testing.assert_array_equal(_bits(a), _bits(b))
-    np.testing.assert_array_equal(_bits(got[4][0]), _bits(got[4][1]))
-    np.testing.assert_allclose(got[4][0], ref, **_tol(np.float32))
-    np.testing.assert_allclose(got[4][2], 2.0 * ref + 0.5 * y0, **_tol(np.float32))
+            np.testing.assert_array_equal(bits(a), bits(b))
+    np.testing.assert_array_equal(bits(got[4][0]), bits(got[4][1]))
+    np.testing.assert_allclose(got[4][0], ref, **tol(np.float32))
+    np.testing.assert_allclose(got[4][2], 2.0 * ref + 0.5 * y0, **tol(np.float32))
 
 
 @pytest.mark.parametrize("kind", ["poisson10", "poisson40", "span-edges"])
@@ -166,7 +146,7 @@ def test_filled_rows_catch_a_bad_index_anywhere(rng, threads, kind, index_dtype,
                     with pytest.raises(ValueError, match="malformed"):
                         A.T @ x
                 A.indices[p] = keep
-            np.testing.assert_allclose(A.T @ x, ref, **_tol(np.float32))  # nothing left behind
+            np.testing.assert_allclose(A.T @ x, ref, **tol(np.float32))  # nothing left behind
     for a, b in zip((x, A.data, A.indptr), snaps):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(A.indices, S.indices)
