@@ -419,7 +419,7 @@ inline bool scatterFilled(const I* indptr, const I* idx, const float* val, const
             const int64_t rs = static_cast<int64_t>(indptr[q]), rn = static_cast<int64_t>(indptr[q + 1]);
             if (rn - base > kFillSpan) break;
             const float xr = x[q];
-            broadcastW<W>(xv + (rs - base), xr);  // rs - base < kFillSpan here
+            broadcastW<W>(xv + (rs - base), xr);  // rs - base <= kFillSpan here
             for (int64_t j = rs + W; __builtin_expect(j < rn, 0); j += W) broadcastW<W>(xv + (j - base), xr);
         }
         if (q == r) {  // one row longer than the span
