@@ -27,7 +27,7 @@ import ascend_linalg
 import ascend_linalg.sparse as asp
 from ascend_linalg import _core
 
-from _plans import assert_plans_give_the_row_loops_bits, empty_runs
+from _plans import assert_plans_give_the_row_loops_bits, empty_runs, tol
 from _plans import bits as _bits
 
 NCOLS = 200_000  # scattered columns: 800 KB of float32 partial a block
@@ -124,12 +124,11 @@ def test_fused_and_strided_products_keep_their_results(rng, threads, dtype, nthr
             _core.spmv_prefetch_force(plan)
             got[plan] = (A.T @ x, asp.spmv(A, x, alpha=2.0, beta=0.5, y=y0.copy(), trans=True))
     ref = S.T @ x
-    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     for plan in (0, 4):
         np.testing.assert_array_equal(_bits(got[plan][0]), _bits(got[1][0]))
         np.testing.assert_array_equal(_bits(got[plan][1]), _bits(got[1][1]))
-    np.testing.assert_allclose(got[4][0], ref, **tol)
-    np.testing.assert_allclose(got[4][1], 2.0 * ref + 0.5 * y0, **tol)
+    np.testing.assert_allclose(got[4][0], ref, **tol(dtype))
+    np.testing.assert_allclose(got[4][1], 2.0 * ref + 0.5 * y0, **tol(dtype))
 
 
 @pytest.mark.parametrize("kind", ["poisson1", "poisson2", "zero-one"])
@@ -150,13 +149,12 @@ def test_grouped_rows_catch_a_bad_index_anywhere(rng, threads, kind, dtype, nthr
                  nnz - 65, nnz - 64, nnz - 9, nnz - 8, nnz - 1}
     positions |= {e + d for e in edges for d in (-65, -64, -1, 0, 1, 8, 63, 64)}
     ref = S.T @ x
-    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     snaps = [a.copy() for a in (x, A.data, A.indptr)]
     with ascend_linalg.use_backend("cpu"):
         for plan in (0, 4):
             _core.spmv_prefetch_force(plan)
             _each_bad_index_raises(A, positions, lambda: A.T @ x)
-            np.testing.assert_allclose(A.T @ x, ref, **tol)  # nothing left behind
+            np.testing.assert_allclose(A.T @ x, ref, **tol(dtype))  # nothing left behind
     for a, b in zip((x, A.data, A.indptr), snaps):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(A.indices, S.indices)
@@ -176,16 +174,16 @@ def test_grouped_rows_give_scipys_bits_in_a_x(rng, threads, kind, dtype, nthread
     for plan in (1, 3, 4):
         for a, b in zip(got[plan], got[0]):
             np.testing.assert_array_equal(_bits(a), _bits(b))
-    tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    loose = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
     if nthreads == 1 and kind != "short-and-long":
         np.testing.assert_array_equal(_bits(got[0][0]), _bits(ref))
     else:
         # a chunk with a long row keeps the row loop, whose long rows take the
         # vector dot (another order); on 2 threads a row split between blocks
         # adds two partial sums
-        np.testing.assert_allclose(got[0][0], ref, **tol)
-    np.testing.assert_allclose(got[0][1], 2.0 * ref + 0.5 * y0, **tol)
-    np.testing.assert_allclose(got[0][2], y0 - ref, **tol)
+        np.testing.assert_allclose(got[0][0], ref, **loose)
+    np.testing.assert_allclose(got[0][1], 2.0 * ref + 0.5 * y0, **loose)
+    np.testing.assert_allclose(got[0][2], y0 - ref, **loose)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
