@@ -28,7 +28,15 @@ kernel (``_core.spmv_split_force(0)``) under the default row prefetch rule.
 pay (its rule: rows of 1024 or more on average, partials past 6 MiB;
 512 until the thirty-fourth session).
 
-    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid]
+``--parts`` times ``A @ x`` of the power-law matrix and of its two parts:
+its rows of 64 nonzeros or more (9.0e6 nonzeros in 10,816 rows), and the
+rest (1.8e6 nonzeros in 989,184 rows, 88% of them of one nonzero), each
+part a 1e6 x 1e6 matrix whose other rows are empty. scipy against ours on
+one thread, then on all of them (``set_num_threads``; scipy's time is
+the one beside the second), so each part's share of the time, and how far
+the second thread takes it, can be read off.
+
+    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid | --parts]
 """
 import argparse
 import os
@@ -88,12 +96,48 @@ def grid(rng, repeats):
         _core.spmv_split_force(-1)
 
 
+def parts(rng, repeats):
+    P = power_law(rng, 10**6, 10**7)
+    long_row = np.diff(P.indptr) >= 64
+    nt = ascend_linalg.get_num_threads()
+    print(f"A @ x, the power-law matrix and its parts; ms, ratios scipy/ours; ours on 1 thread, then on {nt}"
+          " (scipy timed again beside each)")
+    print(f"{'part':>14} {'dtype':>8} {'rows':>8} {'nnz':>9} {'scipy ms':>9} {'ours 1 ms':>10} {f'ours {nt} ms':>10}"
+          f" {'1 thr':>6} {f'{nt} thr':>6}")
+    try:
+        for label, keep in (("all rows", None), ("rows >= 64", long_row), ("rows < 64", ~long_row)):
+            M = P.copy() if keep is None else sp.csr_matrix(P.multiply(keep[:, None].astype(P.dtype)))
+            M.eliminate_zeros()
+            for dtype in (np.float32, np.float64):
+                S = M.astype(dtype)
+                S.data[:] = rng.standard_normal(S.nnz)
+                A = csr_matrix(S)
+                x = rng.standard_normal(S.shape[1]).astype(dtype)
+
+                def ours(A=A, x=x):
+                    with ascend_linalg.use_backend("cpu"):
+                        return A @ x
+
+                res = []
+                for threads in (1, nt):  # not switched inside a round: a new count restarts the pool
+                    ascend_linalg.set_num_threads(threads)
+                    samples = {}
+                    med = interleaved({"scipy": lambda S=S, x=x: S @ x, "ours": ours}, repeats=repeats, samples=samples)
+                    res.append((med["scipy"], med["ours"], paired_ratio(samples, "scipy", "ours")))
+                rows = int(np.count_nonzero(np.diff(S.indptr)))
+                print(f"{label:>14} {np.dtype(dtype).name:>8} {rows:>8} {S.nnz:>9} {res[1][0]*1e3:>9.2f}"
+                      f" {res[0][1]*1e3:>10.2f} {res[1][1]*1e3:>10.2f} {res[0][2]:>6.2f} {res[1][2]:>6.2f}", flush=True)
+    finally:
+        ascend_linalg.set_num_threads(nt)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--trans", action="store_true", help="A.T @ x")
     ap.add_argument("--grid", action="store_true", help="A.T @ x by row length, split against merge path")
+    ap.add_argument("--parts", action="store_true", help="A @ x of the power-law matrix's long and short rows apart")
     args = ap.parse_args()
     if args.threads:
         ascend_linalg.set_num_threads(args.threads)
@@ -103,6 +147,9 @@ def main():
           f"isa: {_core.cpu_isa()}")
     if args.grid:
         grid(rng, 3 if args.quick else 7)
+        return
+    if args.parts:
+        parts(rng, 5 if args.quick else 15)
         return
     cases = [("power-law 1e6", power_law(rng, 10**6, 10**7), (np.float32, np.float64))]
     for n, rows, length in ((10**5, 2000, 5000), (2 * 10**5, 2000, 5000), (5 * 10**5, 2000, 5000),

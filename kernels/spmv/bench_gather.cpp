@@ -1,0 +1,84 @@
+// Standalone: how fast one core loads float32 x at random indices, by the size
+// of x (in L1, L2, L3 or memory), with AVX2 gathers (8 lanes, two sums: the
+// long rows' dot product of spmv_kernel_merge_avx2.cpp) and with scalar loads
+// (four sums). Not in the meson build.
+//   g++ -O3 -std=c++17 -mavx2 -mfma -pthread -o /tmp/bench_gather kernels/spmv/bench_gather.cpp
+//   /tmp/bench_gather [threads]   (default 1; each thread its own indices, one x)
+// Prints ns per loaded element, the median of 7 passes over 8e6 indices a
+// thread (wall time of the slowest thread). A gathered element whose line is
+// not in L1 costs about the same whether L2 or L3 holds it when the number of
+// L1 misses a core keeps in flight is what bounds the loop (docs/performance.md,
+// thirty-fifth session).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+__attribute__((noinline)) float gathered(const float* v, const int32_t* idx, int64_t n, const float* x) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int64_t k = 0; k + 16 <= n; k += 16) {
+        const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
+        const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), _mm256_i32gather_ps(x, i0, 4), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k + 8), _mm256_i32gather_ps(x, i1, 4), a1);
+    }
+    return hsum(_mm256_add_ps(a0, a1));
+}
+
+__attribute__((noinline)) float scalar(const float* v, const int32_t* idx, int64_t n, const float* x) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int64_t k = 0; k + 4 <= n; k += 4) {
+        s0 += v[k] * x[idx[k]];
+        s1 += v[k + 1] * x[idx[k + 1]];
+        s2 += v[k + 2] * x[idx[k + 2]];
+        s3 += v[k + 3] * x[idx[k + 3]];
+    }
+    return s0 + s1 + s2 + s3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int threads = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+    constexpr int64_t kPer = 8'000'000;
+    std::vector<float> v(static_cast<size_t>(kPer) * threads, 1.0f);
+    std::vector<int32_t> idx(v.size());
+    std::mt19937 gen(1);
+    volatile float sink = 0;
+    std::printf("%d thread(s); ns per element loaded from x at random indices (per thread)\n", threads);
+    std::printf("%10s %10s %10s\n", "x KiB", "gather", "scalar");
+    for (int64_t cols : {4096L, 65536L, 262144L, 1000000L, 4000000L, 16000000L}) {
+        std::vector<float> x(static_cast<size_t>(cols), 1.0f);
+        for (auto& i : idx) i = static_cast<int32_t>(gen() % static_cast<uint32_t>(cols));
+        std::printf("%10lld", static_cast<long long>(cols * 4 / 1024));
+        for (auto fn : {gathered, scalar}) {
+            std::vector<double> ns;
+            for (int pass = 0; pass < 7; ++pass) {
+                const auto t0 = std::chrono::steady_clock::now();
+                std::vector<std::thread> pool;
+                for (int t = 0; t < threads; ++t)
+                    pool.emplace_back([&, t] { sink = sink + fn(v.data() + t * kPer, idx.data() + t * kPer, kPer, x.data()); });
+                for (auto& th : pool) th.join();
+                ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kPer);
+            }
+            std::sort(ns.begin(), ns.end());
+            std::printf(" %10.3f", ns[3]);
+        }
+        std::printf("\n");
+    }
+    return 0;
+}
