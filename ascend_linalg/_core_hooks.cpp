@@ -192,8 +192,10 @@ void addTestHooks(py::module_& m) {
             al::spmvRowPrefetchForce(mode);
         },
         py::arg("mode"),
-        "x prefetched inside long rows of A x on the CPU device (AVX2 build): 1 in every row long enough, "
-        "0 never, -1 where x outgrows the cache and the row's columns are more than a line apart (default)");
+        "x, and the values and indices, prefetched inside long rows of A x on the CPU device (AVX2 build): "
+        "1 in every row long enough, 0 never, -1 by the rule (default): x where it outgrows the cache and "
+        "the row's columns are more than a line apart, the values and indices where the matrix's arrays "
+        "outgrow kSpmvArraysCachedBytes (16 MiB)");
     m.def("spmv_bin_calls", [] { return al::spmvBinCalls(); }, "A^T x products run binned so far");
     m.def(
         "spmv_split_force",

@@ -210,10 +210,10 @@ void spmvN(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         if (ra < s.r1) {
             if (const auto* e = Dot<T, I, V>::entry())  // the ISA's row loop, dot inlined
                 bad |= e->rows(indptr, idx, val, x, t.xRowStride, y, t.yRowStride, ra, s.r1, s.k0, s.k1, cols,
-                               alpha, beta, t.betaMode, spmvInCachePlan(t));
+                               alpha, beta, t.betaMode, spmvArraysPlan<V, I>(t));
             else
                 bad |= rowsN1(indptr, idx, val, x, t.xRowStride, y, t.yRowStride, ra, s.r1, s.k0, s.k1, cols,
-                              alpha, beta, t.betaMode, spmvInCachePlan(t), dot);
+                              alpha, beta, t.betaMode, spmvArraysPlan<V, I>(t), dot);
         }
     } else if (mv) {
         if (ra < s.r1) bad |= rowsMv(indptr, idx, val, x, y, t, ra, s.r1, s.k0, s.k1, alpha, beta);

@@ -15,6 +15,26 @@ namespace {
 
 constexpr int64_t kMinGather = 16;  // shorter spans: scalar is as fast
 
+// A long row's value and index streams, prefetched kStreamAhead bytes on at
+// every step of its gather loop (a cache line of each or more), unless the
+// product's arrays can be taken to be in cache (SPMV_PF_IN_CACHE,
+// SPMV_PF_ARRAYS_CACHED; longRowStreams). The row loop's one prefetch per row covers a
+// short row; a long row's streams had none but the hardware's, which fell
+// behind while the gathers held the core's misses in flight. 2 threads,
+// through Python, alternating with the loop without them in one process,
+// medians of 31 (ms, without -> with): rows of 2000 sorted random columns of
+// 1e5 (9.9e6 nonzeros, x in L2) float32 3.43 -> 2.10, float64 5.02 -> 2.88;
+// rows of 400 of 1e5, 8e6 nonzeros, 3.02 -> 1.78 and 4.23 -> 2.40; the
+// power-law matrix of bench_spmv.py 5.20 -> 4.75 and 5.70 -> 5.19. The
+// same rows' arrays in 8-12 MB: 4-10% slower (0.96, 0.91); 16-24 MB: 0.98,
+// 1.06 (docs/performance.md, thirty-sixth session).
+template <class V, class I> inline void streamPf(const V* val, const I* idx, int64_t k, bool on) {
+    if (on) {
+        prefetchAhead(val + k);
+        prefetchAhead(idx + k);
+    }
+}
+
 // A long row's x, prefetched kInRowPf nonzeros ahead when it waits on
 // memory: x larger than the last-level cache can be trusted to hold
 // (kSpmvScatterPfMinBytes, the short rows' bound), and the row's indices
@@ -68,9 +88,11 @@ double f64i32(const double* val, const int32_t* idx, int64_t ka, int64_t kb, con
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     __m128i ok = _mm_set1_epi32(-1);
     const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8, plan);
+    const bool streams = longRowStreams(plan);  // see streamPf
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
         if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
+        streamPf(val, idx, k, streams);
         __m128i i0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(idx + k));
         __m128i i1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(idx + k + 4));
         __m128i o0 = okU32(i0, lim), o1 = okU32(i1, lim);
@@ -93,9 +115,11 @@ double f64i64(const double* val, const int64_t* idx, int64_t ka, int64_t kb, con
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     __m256i ok = _mm256_set1_epi64x(-1);
     const int64_t pfEnd = rowPrefetchEnd<double>(idx, ka, kb, cols, 8, plan);
+    const bool streams = longRowStreams(plan);  // see streamPf
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
         if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
+        streamPf(val, idx, k, streams);
         __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 4));
         __m256i o0 = okI64(i0, lim), o1 = okI64(i1, lim);
@@ -116,9 +140,11 @@ float f32i32(const float* val, const int32_t* idx, int64_t ka, int64_t kb, const
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     __m256i ok = _mm256_set1_epi32(-1);
     const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 16, plan);
+    const bool streams = longRowStreams(plan);  // see streamPf
     int64_t k = ka;
     for (; k + 16 <= kb; k += 16) {
         if (k < pfEnd) prefetchX<16>(x, idx + k + kInRowPf, cols);
+        streamPf(val, idx, k, streams);
         __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
         __m256i o0 = okU32(i0, lim), o1 = okU32(i1, lim);
@@ -139,9 +165,11 @@ float f32i64(const float* val, const int64_t* idx, int64_t ka, int64_t kb, const
     __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps();
     __m256i ok = _mm256_set1_epi64x(-1);
     const int64_t pfEnd = rowPrefetchEnd<float>(idx, ka, kb, cols, 8, plan);
+    const bool streams = longRowStreams(plan);  // see streamPf
     int64_t k = ka;
     for (; k + 8 <= kb; k += 8) {
         if (k < pfEnd) prefetchX<8>(x, idx + k + kInRowPf, cols);
+        streamPf(val, idx, k, streams);
         __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 4));
         __m256i o0 = okI64(i0, lim), o1 = okI64(i1, lim);
