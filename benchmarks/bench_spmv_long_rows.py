@@ -1,14 +1,16 @@
-"""``A @ x`` with long rows of scattered columns: x prefetched inside the
-rows (the AVX2 dot products) against not, and scipy, in one process,
-interleaved repetitions, medians (``_timing.interleaved``).
+"""``A @ x`` with long rows of scattered columns: x, and the rows' value and
+index streams, prefetched inside the rows (the AVX2 dot products) against
+not, and scipy, in one process, interleaved repetitions, medians
+(``_timing.interleaved``).
 
 Matrices: ``bench_spmv.py``'s power-law matrix (1e6 x 1e6, 1e7 nonzeros,
 about 64% of them in rows of over 1000), and ``rows`` rows of ``length``
 sorted random columns out of n, for n where x (n x value bytes) lies below,
 at and past the rule's 6 MiB bound. Candidates: scipy's ``S @ x``; ours
-with the default rule (``auto``: prefetched when x is past the bound and a
-row's columns are more than a cache line apart on average); ours with the
-prefetch forced off (``off``) and on in every long row (``on``,
+with the default rule (``auto``: x prefetched when it is past the bound and
+a row's columns are more than a cache line apart on average, the streams
+when the matrix's values and indices outgrow 16 MiB); ours with both
+prefetches forced off (``off``) and on in every long row (``on``,
 ``_core.spmv_row_prefetch_force``). Each ratio is scipy's time over ours
 (> 1: ours is faster), the median over rounds of each round's own ratio
 (``_timing.paired_ratio``). The three results of ours are checked to be the

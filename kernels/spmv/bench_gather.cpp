@@ -1,14 +1,17 @@
 // Standalone: how fast one core loads float32 x at random indices, by the size
 // of x (in L1, L2, L3 or memory), with AVX2 gathers (8 lanes, two sums: the
-// long rows' dot product of spmv_kernel_merge_avx2.cpp) and with scalar loads
-// (four sums). Not in the meson build.
+// long rows' dot product of spmv_kernel_merge_avx2.cpp), the same gathers
+// with the value and index streams prefetched 8 KiB ahead (as that dot
+// product does once the matrix's arrays outgrow kSpmvArraysCachedBytes), and
+// scalar loads (four sums). Not in the meson build.
 //   g++ -O3 -std=c++17 -mavx2 -mfma -pthread -o /tmp/bench_gather kernels/spmv/bench_gather.cpp
 //   /tmp/bench_gather [threads]   (default 1; each thread its own indices, one x)
 // Prints ns per loaded element, the median of 7 passes over 8e6 indices a
-// thread (wall time of the slowest thread). A gathered element whose line is
-// not in L1 costs about the same whether L2 or L3 holds it when the number of
-// L1 misses a core keeps in flight is what bounds the loop (docs/performance.md,
-// thirty-fifth session).
+// thread (wall time of the slowest thread). Without the streams' prefetch a
+// gathered element whose line is not in L1 cost about the same whether L2
+// or L3 held it (the thirty-fifth session); with it, x in L2 (256 KiB) ran
+// 1.5-1.8x faster than without and x of 1-4 MiB 1.0-1.4x (docs/performance.md,
+// thirty-sixth session).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -39,6 +42,20 @@ __attribute__((noinline)) float gathered(const float* v, const int32_t* idx, int
     return hsum(_mm256_add_ps(a0, a1));
 }
 
+__attribute__((noinline)) float gatheredPf(const float* v, const int32_t* idx, int64_t n, const float* x) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int64_t k = 0; k + 16 <= n; k += 16) {
+        // the address in integer arithmetic: past the arrays' end a prefetch never faults
+        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(v + k) + 8192));
+        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(idx + k) + 8192));
+        const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
+        const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), _mm256_i32gather_ps(x, i0, 4), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k + 8), _mm256_i32gather_ps(x, i1, 4), a1);
+    }
+    return hsum(_mm256_add_ps(a0, a1));
+}
+
 __attribute__((noinline)) float scalar(const float* v, const int32_t* idx, int64_t n, const float* x) {
     float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (int64_t k = 0; k + 4 <= n; k += 4) {
@@ -60,12 +77,12 @@ int main(int argc, char** argv) {
     std::mt19937 gen(1);
     volatile float sink = 0;
     std::printf("%d thread(s); ns per element loaded from x at random indices (per thread)\n", threads);
-    std::printf("%10s %10s %10s\n", "x KiB", "gather", "scalar");
+    std::printf("%10s %10s %10s %10s\n", "x KiB", "gather", "gather+pf", "scalar");
     for (int64_t cols : {4096L, 65536L, 262144L, 1000000L, 4000000L, 16000000L}) {
         std::vector<float> x(static_cast<size_t>(cols), 1.0f);
         for (auto& i : idx) i = static_cast<int32_t>(gen() % static_cast<uint32_t>(cols));
         std::printf("%10lld", static_cast<long long>(cols * 4 / 1024));
-        for (auto fn : {gathered, scalar}) {
+        for (auto fn : {gathered, gatheredPf, scalar}) {
             std::vector<double> ns;
             for (int pass = 0; pass < 7; ++pass) {
                 const auto t0 = std::chrono::steady_clock::now();
