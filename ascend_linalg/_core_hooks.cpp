@@ -192,10 +192,11 @@ void addTestHooks(py::module_& m) {
             al::spmvRowPrefetchForce(mode);
         },
         py::arg("mode"),
-        "x, and the values and indices, prefetched inside long rows of A x on the CPU device (AVX2 build): "
-        "1 in every row long enough, 0 never, -1 by the rule (default): x where it outgrows the cache and "
-        "the row's columns are more than a line apart, the values and indices where the matrix's arrays "
-        "outgrow kSpmvArraysCachedBytes (16 MiB)");
+        "Prefetches inside long rows on the CPU device: x in A x (AVX2 build) and the partial or y in "
+        "A^T x, and in both the rows' values and indices (A^T x: in blocks that are not scattered, and "
+        "column-split blocks). 1 in every row long enough, 0 never, -1 by the rule (default): the target "
+        "where it outgrows the cache and the row's columns are more than a line apart, the values and "
+        "indices where the matrix's arrays outgrow kSpmvArraysCachedBytes (16 MiB)");
     m.def("spmv_bin_calls", [] { return al::spmvBinCalls(); }, "A^T x products run binned so far");
     m.def(
         "spmv_split_force",

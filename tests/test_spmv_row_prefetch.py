@@ -1,11 +1,12 @@
 """Long rows that prefetch their own target on the CPU device: in `A @ x`
-the AVX2 dot products prefetch x 64 nonzeros ahead of their gathers, and
-their values and indices 8 KiB ahead (past the arrays' end near the last
-row: a prefetch never faults); in `A.T @ x` the scatter of a block that is
-not scattered prefetches its partial (or y) as a scattered block's rows do,
-where the target outgrows the cache and a row's columns are more than a
-cache line apart. A performance choice only: the same bits and the same
-checks with it forced on, off or by the rule
+the AVX2 dot products prefetch x 64 nonzeros ahead of their gathers; in
+`A.T @ x` the scatter of a block that is not scattered prefetches its
+partial (or y) as a scattered block's rows do, where the target outgrows
+the cache and a row's columns are more than a cache line apart. Both also
+prefetch the row's values and indices 8 KiB ahead where the matrix's
+arrays outgrow the cache (past the arrays' end near the last row: a
+prefetch never faults). A performance choice only: the same bits and the
+same checks with it forced on, off or by the rule
 (``_core.spmv_row_prefetch_force``), and the prefetch of indices not yet
 checked stays in bounds."""
 import numpy as np

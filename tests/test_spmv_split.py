@@ -31,6 +31,15 @@ def split(threads):
     _core.spmv_split_force(-1)
 
 
+@pytest.fixture(params=[-1, 1], ids=["row_pf_rule", "row_pf_all"])
+def row_prefetch(request):
+    """Long rows' prefetches by the rule, or forced on in every long stretch (the value and
+    index streams and the target: ``_core.spmv_row_prefetch_force``); the rule is restored."""
+    _core.spmv_row_prefetch_force(request.param)
+    yield request.param
+    _core.spmv_row_prefetch_force(-1)
+
+
 def values(rng, n, dtype):
     if np.issubdtype(dtype, np.integer):
         return rng.integers(-1000, 1000, n).astype(dtype)
@@ -70,7 +79,7 @@ def run_split(A, x):
 
 @pytest.mark.parametrize("dtype", VALUE_DTYPES)
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_split_matches_scipy_bitwise(rng, split, dtype, index_dtype):
+def test_split_matches_scipy_bitwise(rng, split, row_prefetch, dtype, index_dtype):
     split(1)
     # y lengths 1, 16 +- 1, a prime and 2^k +- 1: blocks with empty column ranges,
     # ranges that end inside a line of y
@@ -211,7 +220,7 @@ def malformed(rng, index_dtype, where, at):
 @pytest.mark.parametrize("where", ["index_too_large", "index_negative", "index_huge", "index_extremes",
                                    "indptr_decreasing"])
 @pytest.mark.parametrize("at", [0.0, 0.5, 1.0])
-def test_split_malformed_structure_raises(rng, split, index_dtype, where, at):
+def test_split_malformed_structure_raises(rng, split, row_prefetch, index_dtype, where, at):
     split(1)
     S, A = malformed(rng, index_dtype, where, at)
     saved = (A.indices.copy(), A.indptr.copy(), A.data.copy())

@@ -418,9 +418,9 @@ inline int longRowPrefetch(int64_t targetBytes, int32_t plan) {  // rowPrefetchF
     if (f >= 0) return f ? kLongPfAll : kLongPfNone;
     return targetBytes > kScatterPfMinBytes && !(plan & SPMV_PF_NO_TARGET) ? kLongPfSpread : kLongPfNone;
 }
-// A long row's own value and index stream prefetch in A x (streamPf,
-// spmv_kernel_merge_avx2.cpp): by the product's arrays' size, or as
-// rowPrefetchForced says (1 every long row, 0 none).
+// A long row's own value and index stream prefetch (A x: streamPf,
+// spmv_kernel_merge_avx2.cpp; A^T x: scatterRowStreams): by the product's
+// arrays' size, or as rowPrefetchForced says (1 every long row, 0 none).
 inline bool longRowStreams(int32_t plan) {
     const int32_t f = rowPrefetchForced();
     if (f >= 0) return f == 1;

@@ -126,6 +126,10 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows,
                 OwnedColumns<T>* own = nullptr, int longPf = kLongPfNone) {
     static_assert(!Own || (Touch && Pf == kPfStream), "ownership is for streaming partial blocks");
+    // A long row's own value and index stream prefetch (scatterRowStreams)
+    // in a block that is not scattered: a scattered block's rows prefetch
+    // theirs already (scatterSpanPf).
+    const bool streamRows = Pf != kPfScattered && longRowStreams(spmvArraysPlan<V, I>(t));
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
     int64_t chk = s.k0;  // nonzeros [.., chk) are checked, their pages zeroed
     int64_t zeroed = 0;  // pages zeroed (Touch)
@@ -197,13 +201,16 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         // nonzeros prefetch nothing).
         const bool rowPf = longPf != kLongPfNone && kb - ka >= kLongRow &&
                            (longPf == kLongPfAll || spreadRow<T>(idx, ka, kb));
+        const bool streams = streamRows && kb - ka >= kStreamSpan;
         auto scatter = [&](int64_t a, int64_t e) __attribute__((always_inline)) {
             if (rowPf) {
                 const int64_t ef = std::max(a, std::min(e, s.k1 - kPrefetch));
-                scatterRowPf(val, idx, a, ef, xr, tgt(), lim);
+                if (streams) scatterRowPf<true>(val, idx, a, ef, xr, tgt(), lim);
+                else scatterRowPf(val, idx, a, ef, xr, tgt(), lim);
                 a = ef;
             }
-            scatterRow(val, idx, a, e, xr, tgt());
+            if (streams) scatterRowStreams(val, idx, a, e, xr, tgt());
+            else scatterRow(val, idx, a, e, xr, tgt());
         };
         while (kb > chk) {
             scatter(ka, chk);

@@ -136,6 +136,8 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
     // the merge-path kernel's long spread rows do (longRowPrefetch's bound, on
     // the blocks' shares of y together).
     const int longPf = longRowPrefetch(t.cols * static_cast<int64_t>(sizeof(T)), t.prefetchPlan);
+    // and a long stretch its value and index streams (scatterRowStreams)
+    const bool streamRows = longRowStreams(spmvArraysPlan<V, I>(t));
     int64_t kA = 0;  // indptr[0] == 0 (the host checked it)
     for (int64_t r = 0; r < rows; ++r) {
         const int64_t kB = static_cast<int64_t>(indptr[r + 1]);
@@ -158,11 +160,14 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
         // writing of another block's columns would take their line from
         // that block's core (forced on in every row, this once cost 2x).
         int64_t p = a;
+        const bool streams = streamRows && e - a >= kStreamSpan;
         if (longPf != kLongPfNone && e - a >= kLongRow && (longPf == kLongPfAll || spreadRow<T>(idx, a, e))) {
             p = std::max(a, e - kPrefetch);
-            scatterRowPf(val, idx, a, p, xr, sum, indexLimit<I>(static_cast<uint64_t>(t.cols)));
+            if (streams) scatterRowPf<true>(val, idx, a, p, xr, sum, indexLimit<I>(static_cast<uint64_t>(t.cols)));
+            else scatterRowPf(val, idx, a, p, xr, sum, indexLimit<I>(static_cast<uint64_t>(t.cols)));
         }
-        scatterRow(val, idx, p, e, xr, sum);
+        if (streams) scatterRowStreams(val, idx, p, e, xr, sum);
+        else scatterRow(val, idx, p, e, xr, sum);
         kA = kB;
     }
 }
