@@ -37,7 +37,7 @@ inline void scatterRow(const V* val, const I* idx, int64_t ka, int64_t kb, T xr,
 // ratio without / with: merge path (streaming blocks) L = 1000, 2000
 // float32 1.09, 1.09, float64 1.19, 1.24; L = 5000 float32 0.92 and 1.14
 // (two runs), float64 1.16, 1.08; column split L = 1000, 2000 float32
-// 1.33, 1.25, float64 1.66, 1.47; L = 5000 0.95 and 1.12
+// 1.33, 1.25, float64 1.66, 1.47; L = 5000 float32 0.95, float64 1.12
 // (docs/performance.md, thirty-sixth session).
 template <class T, class I, class V>
 inline void scatterRowStreams(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
