@@ -18,9 +18,10 @@ constexpr int64_t kMinGather = 16;  // shorter spans: scalar is as fast
 // A long row's value and index streams, prefetched kStreamAhead bytes on at
 // every step of its gather loop (a cache line of each or more), unless the
 // product's arrays can be taken to be in cache (SPMV_PF_IN_CACHE,
-// SPMV_PF_ARRAYS_CACHED; longRowStreams). The row loop's one prefetch per row covers a
-// short row; a long row's streams had none but the hardware's, which fell
-// behind while the gathers held the core's misses in flight. 2 threads,
+// SPMV_PF_ARRAYS_CACHED; longRowStreams). The row loop's one prefetch per
+// row covers a short row; a long row's streams had none but the
+// hardware's, which fell behind while the gathers held the core's misses
+// in flight. 2 threads,
 // through Python, alternating with the loop without them in one process,
 // medians of 31 (ms, without -> with): rows of 2000 sorted random columns of
 // 1e5 (9.9e6 nonzeros, x in L2) float32 3.43 -> 2.10, float64 5.02 -> 2.88;
