@@ -31,23 +31,16 @@ float hsum(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
+// Pf: the value and index streams prefetched 8 KiB ahead, the address formed
+// in integer arithmetic (past the arrays' end a prefetch never faults).
+template <bool Pf>
 __attribute__((noinline)) float gathered(const float* v, const int32_t* idx, int64_t n, const float* x) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     for (int64_t k = 0; k + 16 <= n; k += 16) {
-        const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
-        const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), _mm256_i32gather_ps(x, i0, 4), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k + 8), _mm256_i32gather_ps(x, i1, 4), a1);
-    }
-    return hsum(_mm256_add_ps(a0, a1));
-}
-
-__attribute__((noinline)) float gatheredPf(const float* v, const int32_t* idx, int64_t n, const float* x) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    for (int64_t k = 0; k + 16 <= n; k += 16) {
-        // the address in integer arithmetic: past the arrays' end a prefetch never faults
-        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(v + k) + 8192));
-        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(idx + k) + 8192));
+        if constexpr (Pf) {
+            __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(v + k) + 8192));
+            __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(idx + k) + 8192));
+        }
         const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
         a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), _mm256_i32gather_ps(x, i0, 4), a0);
@@ -82,7 +75,7 @@ int main(int argc, char** argv) {
         std::vector<float> x(static_cast<size_t>(cols), 1.0f);
         for (auto& i : idx) i = static_cast<int32_t>(gen() % static_cast<uint32_t>(cols));
         std::printf("%10lld", static_cast<long long>(cols * 4 / 1024));
-        for (auto fn : {gathered, gatheredPf, scalar}) {
+        for (auto fn : {gathered<false>, gathered<true>, scalar}) {
             std::vector<double> ns;
             for (int pass = 0; pass < 7; ++pass) {
                 const auto t0 = std::chrono::steady_clock::now();
