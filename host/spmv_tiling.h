@@ -64,7 +64,7 @@ constexpr int32_t SPMV_PF_IN_CACHE = 8;
 // Not a plan either: or-ed in (spmvArraysPlan) where the matrix's values and
 // indices together fit kSpmvArraysCachedBytes: long rows then issue no
 // stream prefetch of their own (longRowStreams: A x's streamPf, A^T x's
-// scatterRowStreams).
+// scatterRow<true>).
 constexpr int32_t SPMV_PF_ARRAYS_CACHED = 16;
 // Half this host's 32 MB L3: rows of 400 sorted random columns of 1e5, A x,
 // 2 threads, long rows' stream prefetch against none (ms ratio none/with):

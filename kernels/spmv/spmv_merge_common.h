@@ -419,7 +419,7 @@ inline int longRowPrefetch(int64_t targetBytes, int32_t plan) {  // rowPrefetchF
     return targetBytes > kScatterPfMinBytes && !(plan & SPMV_PF_NO_TARGET) ? kLongPfSpread : kLongPfNone;
 }
 // A long row's own value and index stream prefetch (A x: streamPf,
-// spmv_kernel_merge_avx2.cpp; A^T x: scatterRowStreams): by the product's
+// spmv_kernel_merge_avx2.cpp; A^T x: scatterRow<true>): by the product's
 // arrays' size, or as rowPrefetchForced says (1 every long row, 0 none).
 inline bool longRowStreams(int32_t plan) {
     const int32_t f = rowPrefetchForced();

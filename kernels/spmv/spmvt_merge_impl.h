@@ -126,7 +126,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 unsigned char* flags, const SpmvTilingData& t, const Segment& s, int64_t rows,
                 OwnedColumns<T>* own = nullptr, int longPf = kLongPfNone) {
     static_assert(!Own || (Touch && Pf == kPfStream), "ownership is for streaming partial blocks");
-    // A long row's own value and index stream prefetch (scatterRowStreams)
+    // A long row's own value and index stream prefetch (scatterRow<true>)
     // in a block that is not scattered: a scattered block's rows prefetch
     // theirs already (scatterSpanPf).
     const bool streamRows = Pf != kPfScattered && longRowStreams(spmvArraysPlan<V, I>(t));
@@ -209,7 +209,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 else scatterRowPf(val, idx, a, ef, xr, tgt(), lim);
                 a = ef;
             }
-            if (streams) scatterRowStreams(val, idx, a, e, xr, tgt());
+            if (streams) scatterRow<true>(val, idx, a, e, xr, tgt());
             else scatterRow(val, idx, a, e, xr, tgt());
         };
         while (kb > chk) {

@@ -17,34 +17,26 @@ namespace {  // internal linkage, as spmv_merge_common.h says
 // part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
 // zeroed already (checkTouchAhead); the product is rounded before the sum, as
 // in scipy's sparsetools.
-template <class T, class I, class V>
-inline void scatterRow(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
-    for (int64_t k = ka; k < kb; ++k) {
-        const uint64_t c = static_cast<UIndex<I>>(idx[k]);
-        T p = mul(widen<T>(val[k]), xr);
-        keepScalar(p);
-        part[c] = add(part[c], p);
-    }
-}
-
-// scatterRow with the value and index streams prefetched kStreamAhead bytes
-// on, once per cache line of each (prefetchAhead's non-temporal form, as
-// scatterRowPf's Stream): the stretches of kStreamSpan nonzeros or more of
-// a long row in a block that is not scattered (merge path) or in a column
+// Stream: also the value and index streams prefetched kStreamAhead bytes on,
+// once per cache line of each (prefetchAhead's non-temporal form, as
+// scatterRowPf's Stream), for the stretches of kStreamSpan nonzeros or more
+// of a long row in a block that is not scattered (merge path) or in a column
 // split block, where the matrix's arrays are past the cache
-// (longRowStreams). The same products and sums. Paired in one process, 2
-// threads, 8e6 nonzeros in rows of L sorted random columns of 1e6, A^T x,
-// ratio without / with: merge path (streaming blocks) L = 1000, 2000
-// float32 1.09, 1.09, float64 1.19, 1.24; L = 5000 float32 0.92 and 1.14
-// (two runs), float64 1.16, 1.08; column split L = 1000, 2000 float32
+// (longRowStreams). The same products and sums either way. Paired in one
+// process, 2 threads, 8e6 nonzeros in rows of L sorted random columns of
+// 1e6, A^T x, ratio without / with: merge path (streaming blocks) L = 1000,
+// 2000 float32 1.09, 1.09, float64 1.19, 1.24; L = 5000 float32 0.92 and
+// 1.14 (two runs), float64 1.16, 1.08; column split L = 1000, 2000 float32
 // 1.33, 1.25, float64 1.66, 1.47; L = 5000 float32 0.95, float64 1.12
 // (docs/performance.md, thirty-sixth session).
-template <class T, class I, class V>
-inline void scatterRowStreams(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
+template <bool Stream = false, class T, class I, class V>
+inline void scatterRow(const V* val, const I* idx, int64_t ka, int64_t kb, T xr, T* part) {
     constexpr int64_t kPerLineV = 64 / sizeof(V), kPerLineI = 64 / sizeof(I);
     for (int64_t k = ka; k < kb; ++k) {
-        if ((k & (kPerLineV - 1)) == 0) prefetchAhead<true>(val + k);
-        if ((k & (kPerLineI - 1)) == 0) prefetchAhead<true>(idx + k);
+        if constexpr (Stream) {
+            if ((k & (kPerLineV - 1)) == 0) prefetchAhead<true>(val + k);
+            if ((k & (kPerLineI - 1)) == 0) prefetchAhead<true>(idx + k);
+        }
         const uint64_t c = static_cast<UIndex<I>>(idx[k]);
         T p = mul(widen<T>(val[k]), xr);
         keepScalar(p);

@@ -136,7 +136,7 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
     // the merge-path kernel's long spread rows do (longRowPrefetch's bound, on
     // the blocks' shares of y together).
     const int longPf = longRowPrefetch(t.cols * static_cast<int64_t>(sizeof(T)), t.prefetchPlan);
-    // and a long stretch its value and index streams (scatterRowStreams)
+    // and a long stretch its value and index streams (scatterRow<true>)
     const bool streamRows = longRowStreams(spmvArraysPlan<V, I>(t));
     int64_t kA = 0;  // indptr[0] == 0 (the host checked it)
     for (int64_t r = 0; r < rows; ++r) {
@@ -166,7 +166,7 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
             if (streams) scatterRowPf<true>(val, idx, a, p, xr, sum, indexLimit<I>(static_cast<uint64_t>(t.cols)));
             else scatterRowPf(val, idx, a, p, xr, sum, indexLimit<I>(static_cast<uint64_t>(t.cols)));
         }
-        if (streams) scatterRowStreams(val, idx, p, e, xr, sum);
+        if (streams) scatterRow<true>(val, idx, p, e, xr, sum);
         else scatterRow(val, idx, p, e, xr, sum);
         kA = kB;
     }
