@@ -33,7 +33,11 @@ pay (its rule: rows of 1024 or more on average, partials past 6 MiB;
 ``--parts`` times ``A @ x`` of the power-law matrix and of its two parts:
 its rows of 64 nonzeros or more (9.0e6 nonzeros in 10,816 rows), and the
 rest (1.8e6 nonzeros in 989,184 rows, 88% of them of one nonzero), each
-part a 1e6 x 1e6 matrix whose other rows are empty. scipy against ours on
+part a 1e6 x 1e6 matrix whose other rows are empty; and all of its
+nonzeros, in the same order, regrouped into rows of 1024 (``rows of
+1024``, about 10,500 x 1e6): the same loads of x and the same value and index
+streams without the short rows and their row ends, the time the
+product's nonzeros cost on their own (its y is about 10,500 long, not 1e6). scipy against ours on
 one thread, then on all of them (``set_num_threads``; scipy's time is
 the one beside the second), so each part's share of the time, and how far
 the second thread takes it, can be read off.
@@ -98,6 +102,16 @@ def grid(rng, repeats):
         _core.spmv_split_force(-1)
 
 
+def regrouped(P, length):
+    """P's nonzeros, in P's order, in rows of ``length`` (the last one
+    shorter): the same loads of x and the same value and index streams,
+    without P's rows. A new row that spans two of P's may hold a column
+    twice; it is kept so (no sum_duplicates, which would also sort each new
+    row and change the order of the loads), and P's arrays are shared."""
+    indptr = np.append(np.arange(0, P.nnz, length), P.nnz).astype(P.indptr.dtype)
+    return sp.csr_matrix((P.data, P.indices, indptr), shape=(len(indptr) - 1, P.shape[1]))
+
+
 def parts(rng, repeats):
     P = power_law(rng, 10**6, 10**7)
     long_row = np.diff(P.indptr) >= 64
@@ -107,11 +121,17 @@ def parts(rng, repeats):
     print(f"{'part':>14} {'dtype':>8} {'rows':>8} {'nnz':>9} {'scipy ms':>9} {'ours 1 ms':>10} {f'ours {nt} ms':>10}"
           f" {'1 thr':>6} {f'{nt} thr':>6}")
     try:
-        for label, keep in (("all rows", None), ("rows >= 64", long_row), ("rows < 64", ~long_row)):
-            M = P.copy() if keep is None else sp.csr_matrix(P.multiply(keep[:, None].astype(P.dtype)))
+        for label, keep in (("all rows", None), ("rows >= 64", long_row), ("rows < 64", ~long_row),
+                            ("rows of 1024", "regroup")):
+            if keep is None or isinstance(keep, str):
+                M = P.copy()
+            else:
+                M = sp.csr_matrix(P.multiply(keep[:, None].astype(P.dtype)))
             M.eliminate_zeros()
             for dtype in (np.float32, np.float64):
                 S = M.astype(dtype)
+                if isinstance(keep, str):  # after astype(), which sums a row's duplicates
+                    S = regrouped(S, 1024)
                 S.data[:] = rng.standard_normal(S.nnz)
                 A = csr_matrix(S)
                 x = rng.standard_normal(S.shape[1]).astype(dtype)
