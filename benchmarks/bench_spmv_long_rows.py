@@ -37,12 +37,14 @@ part a 1e6 x 1e6 matrix whose other rows are empty; and all of its
 nonzeros, in the same order, regrouped into rows of 1024 (``rows of
 1024``, about 10,500 x 1e6): the same loads of x and the same value and index
 streams without the short rows and their row ends, the time the
-product's nonzeros cost on their own (its y is about 10,500 long, not 1e6). scipy against ours on
+product's nonzeros cost on their own (its y is about 10,500 long, not 1e6;
+with ``--trans``, ``A.T @ x``: the same scatter into y, from an x of about
+10,500). With ``--trans`` every part is timed as ``A.T @ x``. scipy against ours on
 one thread, then on all of them (``set_num_threads``; scipy's time is
 the one beside the second), so each part's share of the time, and how far
 the second thread takes it, can be read off.
 
-    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid | --parts]
+    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid | --parts [--trans]]
 """
 import argparse
 import os
@@ -112,12 +114,12 @@ def regrouped(P, length):
     return sp.csr_matrix((P.data, P.indices, indptr), shape=(len(indptr) - 1, P.shape[1]))
 
 
-def parts(rng, repeats):
+def parts(rng, repeats, trans):
     P = power_law(rng, 10**6, 10**7)
     long_row = np.diff(P.indptr) >= 64
     nt = ascend_linalg.get_num_threads()
-    print(f"A @ x, the power-law matrix and its parts; ms, ratios scipy/ours; ours on 1 thread, then on {nt}"
-          " (scipy timed again beside each)")
+    print(f"{'A.T @ x' if trans else 'A @ x'}, the power-law matrix and its parts; ms, ratios scipy/ours; "
+          f"ours on 1 thread, then on {nt} (scipy timed again beside each)")
     print(f"{'part':>14} {'dtype':>8} {'rows':>8} {'nnz':>9} {'scipy ms':>9} {'ours 1 ms':>10} {f'ours {nt} ms':>10}"
           f" {'1 thr':>6} {f'{nt} thr':>6}")
     try:
@@ -134,17 +136,19 @@ def parts(rng, repeats):
                     S = regrouped(S, 1024)
                 S.data[:] = rng.standard_normal(S.nnz)
                 A = csr_matrix(S)
-                x = rng.standard_normal(S.shape[1]).astype(dtype)
+                St, At = (S.T, A.T) if trans else (S, A)
+                x = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(dtype)
 
-                def ours(A=A, x=x):
+                def ours(At=At, x=x):
                     with ascend_linalg.use_backend("cpu"):
-                        return A @ x
+                        return At @ x
 
                 res = []
                 for threads in (1, nt):  # not switched inside a round: a new count restarts the pool
                     ascend_linalg.set_num_threads(threads)
                     samples = {}
-                    med = interleaved({"scipy": lambda S=S, x=x: S @ x, "ours": ours}, repeats=repeats, samples=samples)
+                    med = interleaved({"scipy": lambda St=St, x=x: St @ x, "ours": ours}, repeats=repeats,
+                                      samples=samples)
                     res.append((med["scipy"], med["ours"], paired_ratio(samples, "scipy", "ours")))
                 rows = int(np.count_nonzero(np.diff(S.indptr)))
                 print(f"{label:>14} {np.dtype(dtype).name:>8} {rows:>8} {S.nnz:>9} {res[1][0]*1e3:>9.2f}"
@@ -159,7 +163,7 @@ def main():
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--trans", action="store_true", help="A.T @ x")
     ap.add_argument("--grid", action="store_true", help="A.T @ x by row length, split against merge path")
-    ap.add_argument("--parts", action="store_true", help="A @ x of the power-law matrix's long and short rows apart")
+    ap.add_argument("--parts", action="store_true", help="A @ x (with --trans A.T @ x) of the power-law matrix's long and short rows apart")
     args = ap.parse_args()
     if args.threads:
         ascend_linalg.set_num_threads(args.threads)
@@ -171,7 +175,7 @@ def main():
         grid(rng, 3 if args.quick else 7)
         return
     if args.parts:
-        parts(rng, 5 if args.quick else 15)
+        parts(rng, 5 if args.quick else 15, args.trans)
         return
     cases = [("power-law 1e6", power_law(rng, 10**6, 10**7), (np.float32, np.float64))]
     for n, rows, length in ((10**5, 2000, 5000), (2 * 10**5, 2000, 5000), (5 * 10**5, 2000, 5000),
