@@ -123,16 +123,13 @@ def parts(rng, repeats, trans):
     print(f"{'part':>14} {'dtype':>8} {'rows':>8} {'nnz':>9} {'scipy ms':>9} {'ours 1 ms':>10} {f'ours {nt} ms':>10}"
           f" {'1 thr':>6} {f'{nt} thr':>6}")
     try:
-        for label, keep in (("all rows", None), ("rows >= 64", long_row), ("rows < 64", ~long_row),
-                            ("rows of 1024", "regroup")):
-            if keep is None or isinstance(keep, str):
-                M = P.copy()
-            else:
-                M = sp.csr_matrix(P.multiply(keep[:, None].astype(P.dtype)))
+        for label, keep, regroup in (("all rows", None, False), ("rows >= 64", long_row, False),
+                                     ("rows < 64", ~long_row, False), ("rows of 1024", None, True)):
+            M = P.copy() if keep is None else sp.csr_matrix(P.multiply(keep[:, None].astype(P.dtype)))
             M.eliminate_zeros()
             for dtype in (np.float32, np.float64):
                 S = M.astype(dtype)
-                if isinstance(keep, str):  # after astype(), which sums a row's duplicates
+                if regroup:  # after astype(), which sums a row's duplicates
                     S = regrouped(S, 1024)
                 S.data[:] = rng.standard_normal(S.nnz)
                 A = csr_matrix(S)
