@@ -35,16 +35,19 @@ float hsum(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
-// Pf: the value and index streams prefetched 8 KiB ahead, the address formed
-// in integer arithmetic (past the arrays' end a prefetch never faults).
+// The value and index streams prefetched 8 KiB ahead of nonzero k, the address
+// formed in integer arithmetic (past the arrays' end a prefetch never faults).
+void streamsAhead(const float* v, const int32_t* idx, int64_t k) {
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(v + k) + 8192));
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(idx + k) + 8192));
+}
+
+// Pf: the streams prefetched (streamsAhead).
 template <bool Pf>
 __attribute__((noinline)) float gathered(const float* v, const int32_t* idx, int64_t n, const float* x) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     for (int64_t k = 0; k + 16 <= n; k += 16) {
-        if constexpr (Pf) {
-            __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(v + k) + 8192));
-            __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(idx + k) + 8192));
-        }
+        if constexpr (Pf) streamsAhead(v, idx, k);
         const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
         const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
         a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), _mm256_i32gather_ps(x, i0, 4), a0);
@@ -64,10 +67,6 @@ __attribute__((noinline)) float scalar(const float* v, const int32_t* idx, int64
     return s0 + s1 + s2 + s3;
 }
 
-void streamsAhead(const float* v, const int32_t* idx, int64_t k) {
-    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(v + k) + 8192));
-    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(idx + k) + 8192));
-}
 __m256 scalarLanes(const float* x, const int32_t* j) {
     return _mm256_setr_ps(x[j[0]], x[j[1]], x[j[2]], x[j[3]], x[j[4]], x[j[5]], x[j[6]], x[j[7]]);
 }
