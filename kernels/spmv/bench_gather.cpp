@@ -42,16 +42,23 @@ void streamsAhead(const float* v, const int32_t* idx, int64_t k) {
     __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(idx + k) + 8192));
 }
 
-// Pf: the streams prefetched (streamsAhead).
-template <bool Pf>
+// Eight lanes of x at idx[0 .. 7]: one AVX2 gather, or (Scalar) eight scalar
+// loads into the vector.
+template <bool Scalar> __m256 eight(const float* x, const int32_t* j) {
+    if constexpr (Scalar) return _mm256_setr_ps(x[j[0]], x[j[1]], x[j[2]], x[j[3]], x[j[4]], x[j[5]], x[j[6]], x[j[7]]);
+    return _mm256_i32gather_ps(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(j)), 4);
+}
+
+// 16 lanes a step, two sums. Pf: the streams prefetched (streamsAhead);
+// Scalar: how many of the two halves of 8 lanes load by scalar loads (0: the
+// library's gathers; 1: lanes 8-15, `half`; 2: all, `lanes`).
+template <bool Pf, int Scalar = 0>
 __attribute__((noinline)) float gathered(const float* v, const int32_t* idx, int64_t n, const float* x) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     for (int64_t k = 0; k + 16 <= n; k += 16) {
         if constexpr (Pf) streamsAhead(v, idx, k);
-        const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
-        const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k + 8));
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), _mm256_i32gather_ps(x, i0, 4), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k + 8), _mm256_i32gather_ps(x, i1, 4), a1);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), eight<(Scalar >= 2)>(x, idx + k), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k + 8), eight<(Scalar >= 1)>(x, idx + k + 8), a1);
     }
     return hsum(_mm256_add_ps(a0, a1));
 }
@@ -65,33 +72,6 @@ __attribute__((noinline)) float scalar(const float* v, const int32_t* idx, int64
         s3 += v[k + 3] * x[idx[k + 3]];
     }
     return s0 + s1 + s2 + s3;
-}
-
-__m256 scalarLanes(const float* x, const int32_t* j) {
-    return _mm256_setr_ps(x[j[0]], x[j[1]], x[j[2]], x[j[3]], x[j[4]], x[j[5]], x[j[6]], x[j[7]]);
-}
-
-// Lanes 0-7 of each 16 by a gather, 8-15 by scalar loads.
-__attribute__((noinline)) float half(const float* v, const int32_t* idx, int64_t n, const float* x) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    for (int64_t k = 0; k + 16 <= n; k += 16) {
-        streamsAhead(v, idx, k);
-        const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + k));
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), _mm256_i32gather_ps(x, i0, 4), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k + 8), scalarLanes(x, idx + k + 8), a1);
-    }
-    return hsum(_mm256_add_ps(a0, a1));
-}
-
-// Every lane by a scalar load into the vector.
-__attribute__((noinline)) float lanes(const float* v, const int32_t* idx, int64_t n, const float* x) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    for (int64_t k = 0; k + 16 <= n; k += 16) {
-        streamsAhead(v, idx, k);
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), scalarLanes(x, idx + k), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + k + 8), scalarLanes(x, idx + k + 8), a1);
-    }
-    return hsum(_mm256_add_ps(a0, a1));
 }
 
 // AVX-512 gathers, 16 lanes, two sums.
@@ -117,7 +97,7 @@ int main(int argc, char** argv) {
     volatile float sink = 0;
     std::printf("%d thread(s); ns per element loaded from x at random indices (per thread)\n", threads);
     using Fn = float (*)(const float*, const int32_t*, int64_t, const float*);
-    std::vector<Fn> fns{gathered<false>, gathered<true>, scalar, half, lanes};
+    std::vector<Fn> fns{gathered<false>, gathered<true>, scalar, gathered<true, 1>, gathered<true, 2>};
     std::printf("%10s %10s %10s %10s %10s %10s", "x KiB", "gather", "gather+pf", "scalar", "half", "lanes");
     if (__builtin_cpu_supports("avx512f")) {
         fns.push_back(zmm);
