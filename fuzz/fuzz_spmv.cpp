@@ -12,7 +12,7 @@
 //
 // Oracle (__builtin_trap on any mismatch):
 //   * the status is the one the documented validation order gives; malformed
-//     structure is AL_STATUS_INVALID_VALUE (unless Y is empty);
+//     structure is AL_STATUS_INVALID_VALUE (an empty Y included);
 //   * on success Y equals an independent long-double / wrapping-integer
 //     reference: to rounding for finite data, NaN exactly where the reference
 //     has NaN, untouched (bitwise) outside the addressed elements;
@@ -509,7 +509,7 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     else if (nullAlpha || nullBeta || nullIndptr || (N > 0 && (nullIndices || nullValues)) ||
              (yLen > 0 && nvec > 0 && nullY) || (xLen > 0 && nvec > 0 && nullX))
         expect = AL_STATUS_INVALID_VALUE;
-    else if (yLen > 0 && nvec > 0) {
+    else {
         structural = true;
         const int64_t first = indptr[0], last = indptr[R];
         bool malformed = first != 0 || last < 0 || last > N;
@@ -523,7 +523,7 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     int got;
     const int64_t first = structural ? static_cast<int64_t>(indptr[0]) : -1;
     const int64_t last = structural ? static_cast<int64_t>(indptr[R]) : -1;
-    if (direct && structural && first == 0 && last >= 0 && last <= N) {
+    if (direct && structural && yLen > 0 && nvec > 0 && first == 0 && last >= 0 && last <= N) {
         const uint32_t nb = 1 + r.below(8), nbReduce = 1 + r.below(8);
         al::SpmvTilingData t = al::spmvTiling(trans, rows, cols, nnz, nvec, half ? AL_R_32F : valueTypeTag,
                                               indexTypeTag, 1);

@@ -281,6 +281,18 @@ extern "C" alStatus_t alCsrResidentGetInfo(alCsrResident_t resident, alCsrReside
 namespace al {
 namespace {
 
+// indptr non-decreasing (from indptr[0] = 0 to indptr[rows] = last <= nnz,
+// checked before) and every index of the first `last` in [0, cols): what the
+// kernels check as they run, for a product that runs none (an empty Y).
+template <class I> bool structureOk(const alCsrDescr* A, int64_t last) {
+    const I* p = static_cast<const I*>(A->indptr);
+    const I* idx = static_cast<const I*>(A->indices);
+    for (int64_t i = 0; i < A->rows; ++i)
+        if (p[i + 1] < p[i]) return false;
+    for (int64_t k = 0; k < last; ++k)
+        if (idx[k] < 0 || idx[k] >= A->cols) return false;
+    return true;
+}
 
 alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, const alCsrDescr* A,
                     alCsrResident* resident, bool verify, const alDnMatDescr* X, const void* beta,
@@ -289,7 +301,6 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     alStatus_t st = validate(handle, op, alpha, A, X, beta, Y, ct);
     if (st != AL_STATUS_SUCCESS) return st;
     const int64_t yLen = op == AL_OP_N ? A->rows : A->cols;
-    if (yLen == 0 || Y->nvec == 0) return AL_STATUS_SUCCESS;
     // indptr[0] and indptr[rows] bound every row span the kernel will take.
     int64_t nnzT;
     {
@@ -306,6 +317,12 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
             return fail(AL_STATUS_INVALID_VALUE, "indptr[-1] = " + std::to_string(last) +
                                                      " is outside [0, nnz = " + std::to_string(A->nnz) + "]");
         nnzT = last;
+    }
+    if (yLen == 0 || Y->nvec == 0) {
+        // No kernel runs, so none checks as it reads: the structure is checked
+        // here, and a malformed matrix fails whatever the product's shape.
+        const bool ok = A->indexType == AL_INDEX_64I ? structureOk<int64_t>(A, nnzT) : structureOk<int32_t>(A, nnzT);
+        return ok ? AL_STATUS_SUCCESS : spmvMalformed(A);
     }
     Device& dev = *handle->device;
     const bool halfValues = A->valueType != ct;  // float16/bfloat16 values (validate)

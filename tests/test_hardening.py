@@ -434,22 +434,26 @@ WELL_DEFINED = {
     "duplicate_indices": lambda A, n: A.indices.__setitem__(1, A.indices[0]),
 }
 BASE = np.array([[1.0, 0, 2, 0], [0, 3, 0, 0], [4, 0, 5, 6]])
-OPS = ("mv", "mm", "tmv", "rmv")
+OPS = ("mv", "mm", "tmv", "rmv", "spmv", "spmv_t")
+# float64 runs the kernels; int8 and bool products (x of the same dtype) have
+# no kernel and go to scipy, after the cpu backend's own structure check.
+VALUE_DTYPES = ("float64", "int8", "bool")
 
 
-def _malformed(case, clsname):
+def _malformed(case, clsname, dtype="float64"):
     cls = getattr(S, clsname)
-    A = cls(BASE)
+    A = cls(BASE.astype(dtype))
     n_inner = 3 if clsname.startswith("csc") else 4
     (MALFORMED.get(case) or WELL_DEFINED[case])(A, n_inner)
     return A
 
 
 def _product(A, op):
-    x = np.arange(1.0, 1 + A.shape[1])
-    xl = np.arange(1.0, 1 + A.shape[0])
+    x = np.arange(1.0, 1 + A.shape[1]).astype(A.dtype)
+    xl = np.arange(1.0, 1 + A.shape[0]).astype(A.dtype)
     return {"mv": lambda: A @ x, "mm": lambda: A @ np.stack([x, 2 * x], 1),
-            "tmv": lambda: A.T @ xl, "rmv": lambda: xl @ A}[op]()
+            "tmv": lambda: A.T @ xl, "rmv": lambda: xl @ A,
+            "spmv": lambda: S.spmv(A, x), "spmv_t": lambda: S.spmv(A, xl, trans=True)}[op]()
 
 
 def _in_child(fn, timeout=60):
@@ -482,11 +486,12 @@ def _in_child(fn, timeout=60):
     return ast.literal_eval(b"".join(chunks).decode())
 
 
+@pytest.mark.parametrize("dtype", VALUE_DTYPES)
 @pytest.mark.parametrize("clsname", ["csr_array", "csc_matrix"])
 @pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_malformed_structure_raises_valueerror_on_cpu(case, clsname):
+def test_malformed_structure_raises_valueerror_on_cpu(case, clsname, dtype):
     def body():
-        A = _malformed(case, clsname)
+        A = _malformed(case, clsname, dtype)
         out = []
         for op in OPS:
             try:
@@ -497,9 +502,9 @@ def test_malformed_structure_raises_valueerror_on_cpu(case, clsname):
                 out.append((op, "ValueError", str(exc)))
         return out
     res = _in_child(lambda: body())
-    assert res[0] == "ok", f"{case}/{clsname}: child died or raised a non-ValueError: {res}"
+    assert res[0] == "ok", f"{case}/{clsname}/{dtype}: child died or raised a non-ValueError: {res}"
     for item in res[1]:
-        assert item[1] == "ValueError", f"{case}/{clsname}/{item[0]}: no error for malformed structure"
+        assert item[1] == "ValueError", f"{case}/{clsname}/{dtype}/{item[0]}: no error for malformed structure"
         msg = item[2].lower()
         assert any(w in msg for w in ("indptr", "index", "indices", "nnz", "data", "malformed",
                                       "size", "pointer", "dtype")), item
@@ -521,16 +526,22 @@ def test_unusual_index_arrays_give_scipys_answer(case, clsname):
     assert res == ("ok", [True] * len(OPS)), res
 
 
-@pytest.mark.parametrize("op", ["mv", "mm", "spmv"])
+@pytest.mark.parametrize("op", ["mv", "mm", "spmv", "tmv", "rmv", "spmv_t", "csc_mv"])
 def test_malformed_indptr_without_columns_raises_on_cpu(op):
     """A (rows, 0) matrix whose indptr rises and falls back to 0 is malformed too.
     The merge kernel's shortcut for an X without rows took every row as 0 without
-    checking indptr (found by fuzz/fuzz_spmv, corpus entry cols0-decreasing-indptr)."""
+    checking indptr (found by fuzz/fuzz_spmv, corpus entry cols0-decreasing-indptr).
+    The products whose result is empty (``A.T @ x``, ``x @ A``, and a CSC
+    matrix without rows) ran no kernel and so checked nothing: they raise too."""
     def body():
         A = S.csr_array((5, 0))
         A.indptr = np.array([0, 0, 1, 0, 0, 0], dtype=A.indptr.dtype)
+        C = S.csc_matrix((0, 5))
+        C.indptr = A.indptr.copy()
         run = {"mv": lambda: A @ np.ones(0), "mm": lambda: A @ np.ones((0, 2)),
-               "spmv": lambda: S.spmv(A, np.ones(0), beta=1, y=np.ones(5))}[op]
+               "spmv": lambda: S.spmv(A, np.ones(0), beta=1, y=np.ones(5)),
+               "tmv": lambda: A.T @ np.ones(5), "rmv": lambda: np.ones(5) @ A,
+               "spmv_t": lambda: S.spmv(A, np.ones(5), trans=True), "csc_mv": lambda: C @ np.ones(5)}[op]
         with ascend_linalg.use_backend("cpu"):
             try:
                 run()
@@ -540,6 +551,31 @@ def test_malformed_indptr_without_columns_raises_on_cpu(op):
     res = _in_child(body)
     assert res[0] == "ok", res
     assert "malformed sparse structure" in res[1], res
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("op", ["mm", "tmm"])
+@pytest.mark.parametrize("case", ["index", "indptr", "valid"])
+def test_structure_is_checked_for_an_x_without_columns_on_cpu(case, op, index_dtype):
+    """``A @ X`` with X of no columns has an empty result and runs no kernel;
+    a malformed A raises all the same, a valid one gives scipy's empty result."""
+    A = S.csr_matrix(BASE)
+    A.indices = A.indices.astype(index_dtype)
+    A.indptr = A.indptr.astype(index_dtype)
+    if case == "index":
+        A.indices[-1] = 4
+    elif case == "indptr":
+        A.indptr[1:3] = A.indptr[[2, 1]]
+    X = np.ones((A.shape[1] if op == "mm" else A.shape[0], 0))
+    run = (lambda M: M @ X) if op == "mm" else (lambda M: M.T @ X)
+    with ascend_linalg.use_backend("cpu"):
+        if case == "valid":
+            got = run(A)
+            want = run(sp.csr_matrix(BASE))
+            assert type(got) is type(want) and got.shape == want.shape and got.dtype == want.dtype
+        else:
+            with pytest.raises(ValueError, match="malformed sparse structure"):
+                run(A)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])

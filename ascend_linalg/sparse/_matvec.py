@@ -39,6 +39,35 @@ def _index_arrays(indptr, indices):
     return aligned(np.ascontiguousarray(indptr)), aligned(np.ascontiguousarray(indices))
 
 
+def check_structure(A, rows, cols):
+    """Raise ``ValueError``, as the kernels do, when A's arrays (the CSR form
+    of a ``rows`` x ``cols`` matrix) are not a valid structure.
+
+    The cpu and npu backends promise that a malformed matrix raises (docs/
+    guarantees.md). A product they hand to scipy (a result dtype without a
+    kernel, such as bool or int8) gets this check first: scipy's own product
+    trusts the structure, reads out of bounds and may crash. Index arrays
+    that are not integers are left to scipy, which raises for them."""
+    data, indices, indptr = sources(A)
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        return
+    if indptr.ndim != 1 or len(indptr) != rows + 1:
+        raise ValueError(f"indptr has length {len(indptr)}, expected rows + 1 = {rows + 1}")
+    nnz = min(len(indices), len(data))
+    if indptr[0] != 0:
+        raise ValueError(f"indptr[0] must be 0, got {indptr[0]}")
+    last = int(indptr[-1])
+    if not 0 <= last <= nnz:
+        raise ValueError(f"indptr[-1] = {last} is outside [0, nnz = {nnz}]")
+    bad = rows > 1 and bool((indptr[1:] < indptr[:-1]).any())
+    if not bad and last:
+        used = indices[:last]  # one pass: as unsigned, a negative index is past cols too
+        bad = bool(used.view(used.dtype.str.replace("i", "u")).max() >= cols)
+    if bad:
+        raise ValueError("malformed sparse structure: indptr must be non-decreasing within [0, nnz] and "
+                         f"every index must lie in [0, {cols})")
+
+
 def _operand(x, dtype, trans, backend):
     """x as the kernel of ``op(A) @ x`` (``trans``: op is A^T) on ``backend``
     reads it."""
@@ -109,13 +138,14 @@ def matvec(A, other, transposed):
     dtype = A.dtype
     if other.dtype != dtype or dtype not in _KERNEL_DTYPES:  # the same kernel dtype: upcast is itself
         dtype = np.dtype(upcast_char(dtype.char, other.dtype.char))
+    M, N = A._shape_as_2d
+    rows, cols = (N, M) if transposed else (M, N)
     if dtype not in _KERNEL_DTYPES:
+        check_structure(A, rows, cols)
         record(op, "scipy", f"no {backend} kernel for result dtype {dtype}")
         return None
     version = _residency.track(A) if backend == "npu" else 0  # before the arrays are read
     srcs = sources(A)
-    M, N = A._shape_as_2d
-    rows, cols = (N, M) if transposed else (M, N)
     index = _index_arrays(srcs[2], srcs[1])
     if index is None:
         record(op, "scipy", f"index arrays of dtype {srcs[1].dtype} are not integers")
@@ -131,6 +161,7 @@ def matvec(A, other, transposed):
         why = kernel_lacking(backend, exc)
         if why is None:
             raise
+        check_structure(A, rows, cols)
         record(op, "scipy", why)
         return None
     record(op, backend)

@@ -14,7 +14,8 @@ from .._core import HostError
 from .._routing import kernel_lacking, record, route, use_backend
 from ._classes import _Routed
 from ._residency import track
-from ._matvec import _KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, aligned, run_spmv, sources
+from ._matvec import (_KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, aligned, check_structure, run_spmv,
+                      sources)
 
 __all__ = ["spmv"]
 
@@ -262,6 +263,8 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     if reason is None:
         product = (A.T if trans else A) @ x
     else:
+        if A.format in ("csr", "csc"):  # as the kernels would have: see check_structure
+            check_structure(A, *(A.shape[::-1] if A.format == "csc" else A.shape))
         with use_backend("scipy"):  # the device was asked already: it lacks this case
             product = (A.T if trans else A) @ x
     product = np.asarray(product, dtype=dtype)

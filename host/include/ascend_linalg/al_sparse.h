@@ -33,7 +33,8 @@ typedef struct {
 // alpha/beta point to one scalar of `computeType` (complex: {re, im}).
 // beta == 0 never reads Y. Malformed structure (indptr not non-decreasing from 0,
 // indptr[rows] > nnz, an index outside [0, cols)) -> INVALID_VALUE, never an
-// out-of-bounds read; Y may then hold partial results.
+// out-of-bounds read, also for an empty Y (no rows or no columns); Y may then
+// hold partial results.
 // Validation order: handle -> op -> types -> sizes -> pointers -> structure.
 alStatus_t alSpmv(alHandle_t handle, alOperation_t op, const void* alpha,
                   const alCsrDescr* A, const alDnMatDescr* X, const void* beta,
