@@ -32,6 +32,8 @@ from ascend_linalg import sparse as S
 from ascend_linalg.linalg import blas
 from ascend_linalg.testing import dispatch_records
 
+from _child import in_child as _in_child  # noqa: E402
+
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -454,36 +456,6 @@ def _product(A, op):
     return {"mv": lambda: A @ x, "mm": lambda: A @ np.stack([x, 2 * x], 1),
             "tmv": lambda: A.T @ xl, "rmv": lambda: xl @ A,
             "spmv": lambda: S.spmv(A, x), "spmv_t": lambda: S.spmv(A, xl, trans=True)}[op]()
-
-
-def _in_child(fn, timeout=60):
-    """Run ``fn`` in a forked child; return ('ok', repr) / ('exc', cls, msg) / ('signal', n)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(r)
-        try:
-            signal.alarm(timeout)
-            try:
-                out = ("ok", np.asarray(fn()).tolist())
-            except Exception as exc:  # noqa: BLE001
-                out = ("exc", type(exc).__name__, str(exc))
-            os.write(w, repr(out).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks = []
-    while True:
-        b = os.read(r, 65536)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return ("signal", os.WTERMSIG(status))
-    import ast
-    return ast.literal_eval(b"".join(chunks).decode())
 
 
 @pytest.mark.parametrize("dtype", VALUE_DTYPES)

@@ -28,6 +28,8 @@ import ascend_linalg
 from ascend_linalg import sparse as S
 from ascend_linalg.testing import dispatch_records
 
+from _child import in_child
+
 ROWS = [0, 1, 2, 7, 31, 127, 257, 1023, 4097, 30011, 131071]
 COLS = [0, 1, 3, 17, 255, 1025, 65537, 300007, None]  # None: square
 SHAPES = ["powerlaw", "random", "runs", "onehuge", "nearly_empty", "short", "banded"]
@@ -269,3 +271,53 @@ def test_the_bound_catches_one_wrong_term(dtype, fault):
         bad[(row + 1) % m] += term
     with pytest.raises(AssertionError, match="outputs off"):
         _check_close(bad, want, exact, size, terms)
+
+
+def _corrupt(rng, A):
+    """Make A's structure malformed in one of the ways a hand edit can, or
+    return None where A has nothing to corrupt that way."""
+    inner = A.shape[1] if A.format == "csr" else A.shape[0]
+    how = int(rng.integers(4))
+    if how == 0 and A.nnz:
+        info = np.iinfo(A.indices.dtype)
+        A.indices[rng.integers(A.nnz)] = [-1, inner, inner + 1, info.max, info.min][rng.integers(5)]
+    elif how == 1 and len(A.indptr) > 2:
+        i = int(rng.integers(1, len(A.indptr) - 1))
+        A.indptr[i] = A.indptr[i + 1] + 1 if rng.random() < 0.5 else -1
+    elif how == 2:
+        A.indptr[-1] += int(rng.integers(1, 5))
+    elif how == 3 and A.nnz:
+        A.data = A.data[:-1].copy()
+    else:
+        return None
+    return ["index", "indptr decreasing", "indptr past nnz", "data short"][how]
+
+
+def test_structured_corruptions_raise_valueerror():
+    """A malformed copy of each structured case raises ValueError on the cpu
+    backend in every product form, value dtype (those without a kernel go to
+    scipy after the backend's check) and result size (an empty result too),
+    without crashing: the cases run in a forked child."""
+    def body():
+        out = []
+        for seed in SEEDS[:200]:
+            rng, A, _, op = _case(seed)
+            how = _corrupt(rng, A)
+            if how is None:
+                continue
+            m, n = A.shape
+            x = _x(rng, m if op in ("T", "xA", "TX") else n, A.dtype if op == "fused" else XTYPES[rng.integers(7)],
+                   cols=3 if op in ("NX", "TX") else None)
+            run = {"N": lambda: A @ x, "T": lambda: A.T @ x, "xA": lambda: x @ A, "NX": lambda: A @ x,
+                   "TX": lambda: A.T @ x, "fused": lambda: S.spmv(A, x, alpha=2, beta=0.5)}[op]
+            try:
+                with ascend_linalg.use_backend("cpu"), np.errstate(all="ignore"):
+                    run()
+                out.append(f"seed {seed} ({how}, {op}, {A.dtype}, {A.format} {A.shape}): returned")
+            except ValueError:
+                out.append("ValueError")
+        return out
+    res = in_child(body, timeout=240)
+    assert res[0] == "ok", f"the child died or raised: {res}"
+    assert len(res[1]) >= 150, len(res[1])
+    assert all(r == "ValueError" for r in res[1]), [r for r in res[1] if r != "ValueError"]

@@ -1,0 +1,36 @@
+"""Run a test's body in a forked child, so that a crash (SIGSEGV, SIGBUS,
+abort) fails the test instead of killing pytest."""
+import ast
+import os
+import signal
+
+import numpy as np
+
+
+def in_child(fn, timeout=60):
+    """Run ``fn`` in a forked child; return ('ok', repr) / ('exc', cls, msg) / ('signal', n)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        try:
+            signal.alarm(timeout)
+            try:
+                out = ("ok", np.asarray(fn()).tolist())
+            except Exception as exc:  # noqa: BLE001
+                out = ("exc", type(exc).__name__, str(exc))
+            os.write(w, repr(out).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return ("signal", os.WTERMSIG(status))
+    return ast.literal_eval(b"".join(chunks).decode())
