@@ -23,14 +23,20 @@ def in_child(fn, timeout=60):
         finally:
             os._exit(0)
     os.close(w)
-    chunks = []
-    while True:
-        b = os.read(r, 65536)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(r)
+    text = read_all(r)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         return ("signal", os.WTERMSIG(status))
-    return ast.literal_eval(b"".join(chunks).decode())
+    return ast.literal_eval(text)
+
+
+def read_all(fd):
+    """Everything the child wrote to pipe ``fd`` until it closed, decoded; closes ``fd``."""
+    chunks = []
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(fd)
+    return b"".join(chunks).decode()

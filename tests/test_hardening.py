@@ -32,7 +32,7 @@ from ascend_linalg import sparse as S
 from ascend_linalg.linalg import blas
 from ascend_linalg.testing import dispatch_records
 
-from _child import in_child as _in_child  # noqa: E402
+from _child import in_child as _in_child, read_all  # noqa: E402
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -711,16 +711,10 @@ def _in_child_rss_capped(fn, timeout=120):
             os.close(r)
             return ("rss", rss)
         time.sleep(0.01)
-    chunks = []
-    while True:
-        b = os.read(r, 65536)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(r)
+    text = read_all(r)
     if os.WIFSIGNALED(status):
         return ("signal", os.WTERMSIG(status))
-    return ast.literal_eval(b"".join(chunks).decode())
+    return ast.literal_eval(text)
 
 
 def _check_child(res):
