@@ -131,6 +131,7 @@ void addTestHooks(py::module_& m) {
                 d["blocks"] = c.blocks;
                 d["target_log2"] = c.targetLog2;
                 d["row_shape"] = c.rowShape;
+                d["scattered"] = c.scattered != 0;
                 d["samples"] = samples;
                 d["best_ns"] = best;
                 out.append(d);
@@ -139,7 +140,7 @@ void addTestHooks(py::module_& m) {
         },
         "The CPU one-vector SpMV prefetch plan per size class timed so far: key, trans (A^T x), "
         "value_type, value_store (alDataType_t), blocks, target_log2 (target bytes < 2**target_log2), "
-        "row_shape (1: most rows far shorter than the mean), plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
+        "row_shape (1: most rows far shorter than the mean), scattered (the indices sampled as scattered), plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
     m.def(
         "spmv_prefetch_decide",
         [](bool trans, int64_t targetBytes, py::sequence bestNs) {

@@ -447,8 +447,13 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         targetBytes = op == AL_OP_N
                           ? spmvXGatherBytes(static_cast<uint64_t>(A->cols), std::max<int64_t>(t.xRowStride, 1), eb)
                           : spmvXGatherBytes(static_cast<uint64_t>(A->cols), 1, eb) * static_cast<int64_t>(blocks);
+        // scattered as the kernels sample it: x's stride in A x, the partials' 1 in A^T x
+        const int64_t stride = op == AL_OP_N ? std::max<int64_t>(t.xRowStride, 1) : 1;
+        const bool scattered =
+            A->indexType == AL_INDEX_64I ? spmvScattered64(static_cast<const int64_t*>(A->indices), 0, nnzT, stride)
+                                         : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, stride);
         key = tuneKey(t, blocks, op == AL_OP_T, targetBytes,
-                      spmvRowShape(A->indptr, A->indexType == AL_INDEX_64I, A->rows, A->nnz));
+                      spmvRowShape(A->indptr, A->indexType == AL_INDEX_64I, A->rows, A->nnz), scattered);
         t.prefetchPlan = tunePick(key, op == AL_OP_T, targetBytes, &timed);
     }
     const auto t0 = std::chrono::steady_clock::now();

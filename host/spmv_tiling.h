@@ -99,6 +99,7 @@ struct SpmvPrefetchClass {
     int32_t trans, valueType, valueStore, blocks;  // the class, decoded from key
     int32_t targetLog2;  // the target's bytes are in [2^(targetLog2 - 1), 2^targetLog2)
     int32_t rowShape;    // spmvRowShape (spmv_tune.h): 0 even rows, 1 skewed
+    int32_t scattered;   // 1: the matrix's indices sampled as scattered (spmvScattered32/64 over all nonzeros)
     int32_t plan;        // chosen plan, or -1 while still timing candidates
     int32_t samples[kSpmvPrefetchPlans];  // calls timed per plan
     double best[kSpmvPrefetchPlans];      // fastest ns per (row + nonzero) per plan (0: none yet)

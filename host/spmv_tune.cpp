@@ -120,11 +120,13 @@ int32_t spmvRowShape(const void* indptr, bool index64, int64_t rows, int64_t nnz
     const double median = static_cast<double>(len[kSamples / 2]);
     return 4.0 * median < static_cast<double>(nnz) / static_cast<double>(rows) ? 1 : 0;
 }
-uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes, int32_t rowShape) {
+uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes, int32_t rowShape,
+                 bool scattered) {
     const uint64_t bucket = 64 - static_cast<uint64_t>(__builtin_clzll(static_cast<uint64_t>(targetBytes)));
     return static_cast<uint64_t>(t.valueType & 0xff) | static_cast<uint64_t>(t.valueStore & 0xff) << 8 |
            static_cast<uint64_t>(t.indexType & 0xf) << 16 | static_cast<uint64_t>(blocks & 0xffff) << 20 |
-           bucket << 36 | static_cast<uint64_t>(trans) << 44 | static_cast<uint64_t>(rowShape & 1) << 45;
+           bucket << 36 | static_cast<uint64_t>(trans) << 44 | static_cast<uint64_t>(rowShape & 1) << 45 |
+           static_cast<uint64_t>(scattered) << 46;
 }
 
 std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
@@ -139,6 +141,7 @@ std::vector<SpmvPrefetchClass> spmvPrefetchClasses() {
         c.blocks = static_cast<int32_t>(key >> 20 & 0xffff);
         c.targetLog2 = static_cast<int32_t>(key >> 36 & 0xff);
         c.rowShape = static_cast<int32_t>(key >> 45 & 1);
+        c.scattered = static_cast<int32_t>(key >> 46 & 1);
         c.plan = e.plan;
         for (int i = 0; i < kSpmvPrefetchPlans; ++i) {
             c.samples[i] = e.samples[i];

@@ -44,9 +44,21 @@ constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller 
 // a malformed indptr gives some shape (the kernels then reject it).
 int32_t spmvRowShape(const void* indptr, bool index64, int64_t rows, int64_t nnz);
 // A call's size class: operation, value and index types, blocks, the bytes
-// its scattered accesses land in to a power of two (targetBytes > 0), and
-// the rows' shape (spmvRowShape). spmvPrefetchClasses decodes it.
-uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes, int32_t rowShape);
+// its scattered accesses land in to a power of two (targetBytes > 0), the
+// rows' shape (spmvRowShape), and whether the matrix's indices are
+// scattered: the kernels' own sample (spmvScattered32/64, 64 nonzeros over
+// the whole matrix), which decides per block whether the plan's scattered
+// prefetches apply at all. Without it a stencil matrix and a random one of
+// the same size fell in one class; on the stencil the plans differ only in
+// prefetches it never issues, so its calls chose one by noise, and the
+// random matrix then ran that plan: in bench_spmv.py --quick (a 500^2
+// Poisson matrix, then a random 250,000 x 250,000 one with 2.5e6 nonzeros,
+// float32 A^T x, 2 threads) the random product ran plan 0 at 3.5 ms and
+// scipy's speed in four runs of five, where its own class picks plan 4 at
+// 2.0 (docs/performance.md, thirty-ninth session). spmvPrefetchClasses
+// decodes the key.
+uint64_t tuneKey(const SpmvTilingData& t, int64_t blocks, bool trans, int64_t targetBytes, int32_t rowShape,
+                 bool scattered);
 // The plan for this call; *timed: whether to time it (a candidate still short
 // of samples) and report its time to tuneRecord.
 int32_t tunePick(uint64_t key, bool trans, int64_t targetBytes, bool* timed);

@@ -387,3 +387,34 @@ def test_skewed_rows_time_their_own_plan(rng, threads):
         assert even[f] == skew[f]
     assert even["plan"] >= 0 and skew["plan"] >= 0  # 8 calls each: both decided
     assert even["samples"] == skew["samples"]  # each timed its own calls only
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_scattered_columns_time_their_own_plan(rng, threads, trans):
+    """A banded matrix and a random one of one size class otherwise (operation,
+    types, blocks, target bytes, even rows) are timed and decided apart: on
+    the banded one the plans differ only in prefetches it never issues, so
+    whichever its calls pick must not become the random one's plan."""
+    threads(2)
+    S, A = _matrix(rng, "banded", np.float32, np.int32)
+    n, k = S.shape[0], 20
+    cols = np.sort(rng.integers(0, n, (n, k)), axis=1).ravel()
+    Sr = sp.csr_matrix((rng.standard_normal(n * k).astype(np.float32), cols, np.arange(0, n * k + 1, k)),
+                       shape=(n, n))
+    Ar = asp.csr_matrix(Sr)
+    x = rng.standard_normal(n).astype(np.float32)
+    op = (lambda M: M.T @ x) if trans else (lambda M: M @ x)
+    with ascend_linalg.use_backend("cpu"):
+        for _ in range(8):
+            y, yr = op(A), op(Ar)
+    np.testing.assert_allclose(y, op(S), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(yr, op(Sr), rtol=1e-4, atol=1e-3)
+    classes = sorted(_core.spmv_prefetch_classes(), key=lambda c: c["scattered"])
+    assert [c["scattered"] for c in classes] == [False, True]
+    band, scat = classes
+    assert band["key"] != scat["key"]
+    for f in ("trans", "value_type", "value_store", "blocks", "target_log2", "row_shape"):
+        assert band[f] == scat[f]
+    assert band["trans"] == trans and band["row_shape"] == 0
+    assert band["plan"] >= 0 and scat["plan"] >= 0  # 8 calls each: both decided
+    assert band["samples"] == scat["samples"]  # each timed its own calls only
