@@ -1,6 +1,7 @@
-"""`A.T @ x`'s scattered float32 chunks of rows of moderate length
-(scatterFilled, kernels/spmv/spmvt_scatter_rows.h): more than 8 and at most
-64 nonzeros a row on average. Each span of up to 512 nonzeros first gets
+"""`A.T @ x`'s scattered float32 and float64 chunks of rows of moderate
+length (scatterFilled, kernels/spmv/spmvt_scatter_rows.h): at most 64
+nonzeros a row on average (float64 with int32 indices: more than 4, fewer
+go to scatterGroups). Each span of up to 512 nonzeros first gets
 every nonzero's x (copies of x[row] stored at the row's start, 16, 32, 64
 or 128 a row by the chunk's mean), then one loop over the span's nonzeros
 scatters them; a row longer than the span runs alone.
@@ -10,8 +11,7 @@ whatever the row lengths: rows longer than the copies stored for them,
 rows of exactly the span and one more, empty rows and runs of them, chunk
 edges, int32 and int64 indices; and catch a bad index anywhere before
 writing through it. Plan 1 (no target prefetch) never takes it; plans 0
-(the rule: these partials are scattered) and 4 (any size) do. float64 keeps
-the row loop (it lost there): checked against it all the same."""
+(the rule: these partials are scattered) and 4 (any size) do."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -90,14 +90,15 @@ def test_filled_rows_give_the_row_loops_bits(rng, threads, kind, dtype, index_dt
     assert_plans_give_the_row_loops_bits(S, A, x, nthreads)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("nthreads", [1, 2])
-def test_fused_and_strided_products_keep_their_results(rng, threads, nthreads):
+def test_fused_and_strided_products_keep_their_results(rng, threads, nthreads, dtype):
     # alpha/beta go to the reduction's epilogue; a strided x leaves the
     # filled loop's conditions (unit stride): the same results under every plan
     threads(nthreads)
-    S, A = _matrix(rng, "poisson20", np.float32)
-    xs = rng.standard_normal(2 * S.shape[0]).astype(np.float32)
-    y0 = rng.standard_normal(S.shape[1]).astype(np.float32)
+    S, A = _matrix(rng, "poisson20", dtype)
+    xs = rng.standard_normal(2 * S.shape[0]).astype(dtype)
+    y0 = rng.standard_normal(S.shape[1]).astype(dtype)
     got = {}
     with ascend_linalg.use_backend("cpu"):
         for plan in (0, 1, 4):
@@ -109,22 +110,23 @@ def test_fused_and_strided_products_keep_their_results(rng, threads, nthreads):
         for a, b in zip(got[plan], got[1]):
             np.testing.assert_array_equal(bits(a), bits(b))
     np.testing.assert_array_equal(bits(got[4][0]), bits(got[4][1]))
-    np.testing.assert_allclose(got[4][0], ref, **tol(np.float32))
-    np.testing.assert_allclose(got[4][2], 2.0 * ref + 0.5 * y0, **tol(np.float32))
+    np.testing.assert_allclose(got[4][0], ref, **tol(dtype))
+    np.testing.assert_allclose(got[4][2], 2.0 * ref + 0.5 * y0, **tol(dtype))
 
 
 @pytest.mark.parametrize("kind", ["poisson10", "poisson40", "span-edges"])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("nthreads", [1, 2])
-def test_filled_rows_catch_a_bad_index_anywhere(rng, threads, kind, index_dtype, nthreads):
+def test_filled_rows_catch_a_bad_index_anywhere(rng, threads, kind, dtype, index_dtype, nthreads):
     # Each index is checked as the prefetch loads it, 64 nonzeros before its
     # use. A bad index in the block's first 64, at span and chunk edges, in
     # a row longer than the span, either side of the blocks' split (about
     # nnz / 2) and in the last 64 raises before anything is written through
     # it, under the rule's plan and plan 4; the operands stay as they were.
     threads(nthreads)
-    S, A = _matrix(rng, kind, np.float32, index_dtype)
-    x = rng.standard_normal(S.shape[0]).astype(np.float32)
+    S, A = _matrix(rng, kind, dtype, index_dtype)
+    x = rng.standard_normal(S.shape[0]).astype(dtype)
     nnz, half = A.nnz, A.nnz // 2
     edges = [int(A.indptr[r]) for r in (CHUNK, 2 * CHUNK, 5 * CHUNK)] + [SPAN, 2 * SPAN + 3]
     positions = {0, 1, 63, 64, 65, 511, 512, 513, half - 65, half - 64, half - 1, half, half + 64,
@@ -146,7 +148,7 @@ def test_filled_rows_catch_a_bad_index_anywhere(rng, threads, kind, index_dtype,
                     with pytest.raises(ValueError, match="malformed"):
                         A.T @ x
                 A.indices[p] = keep
-            np.testing.assert_allclose(A.T @ x, ref, **tol(np.float32))  # nothing left behind
+            np.testing.assert_allclose(A.T @ x, ref, **tol(dtype))  # nothing left behind
     for a, b in zip((x, A.data, A.indptr), snaps):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(A.indices, S.indices)

@@ -225,9 +225,10 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
 #if defined(__AVX2__)
         // A scattered chunk of short rows, its indices checked as the
         // prefetch loads them (see row()), with no loop per row: float64
-        // in groups of 8 nonzeros (scatterGroups); float32 with each
-        // nonzero's x stored first, then one loop over the chunk's
-        // nonzeros (scatterFilled), rows of up to kFillMaxAvg on average.
+        // rows of up to kGroupMaxAvg on average in groups of 8 nonzeros
+        // (scatterGroups); other float64 and all float32 chunks of up to
+        // kFillMaxAvg a row with each nonzero's x stored first, then one
+        // loop over the chunk's nonzeros (scatterFilled).
         if constexpr (Pf == kPfScattered && std::is_same_v<T, double> && std::is_same_v<V, T> &&
                       std::is_same_v<I, int32_t>) {
             if (ce - a <= kGroupMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
@@ -237,7 +238,8 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
                 return 1;
             }
         }
-        if constexpr (Pf == kPfScattered && std::is_same_v<T, float> && std::is_same_v<V, T>) {
+        if constexpr (Pf == kPfScattered && (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+                      std::is_same_v<V, T>) {
             if (ce - a <= kFillMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
                 chk >= a + kPrefetch && ce + kPrefetch <= s.k1) {
                 if (!scatterFilledAny(indptr, idx, val, x, part, r, re, a, ce, lim)) return -1;

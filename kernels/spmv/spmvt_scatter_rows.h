@@ -392,7 +392,7 @@ inline bool scatterGroups(const int32_t* indptr, const int32_t* idx, const doubl
     return true;
 }
 
-// A scattered block's checked chunk of float32 rows, at most kFillMaxAvg
+// A scattered block's checked chunk of float32 or float64 rows, at most kFillMaxAvg
 // nonzeros a row on average, rows [r, re): each span of up to kFillSpan
 // nonzeros (whole rows) first gets each nonzero's x, xv[k - base] =
 // x[its row], by W copies of x[row] stored at the row's start (a row
@@ -410,10 +410,15 @@ inline bool scatterGroups(const int32_t* indptr, const int32_t* idx, const doubl
 // threads, ours/scipy paired per round, medians of 21, four alternating
 // pairs of processes, the row loop / this: 1.94, 1.59, 1.66, 1.76 / 2.29,
 // 2.23, 2.23, 2.16; standalone C++ (one thread, medians of 15, ms) 15.37 ->
-// 9.76, the flat scatter yardstick's 9.76. float64 lost (d = 32: 1.93,
-// 1.84 -> 1.79, 1.68; its partials, 16 MB, scatter at memory speed) and
-// keeps the row loop and, to 4 a row, scatterGroups. Figures:
-// docs/performance.md, thirty-fourth session.
+// 9.76, the flat scatter yardstick's 9.76 (docs/performance.md,
+// thirty-fourth session). float64 too, past scatterGroups' 4 a row: the
+// thirty-fourth session measured it losing between processes (d = 32: 1.93,
+// 1.84 -> 1.79, 1.68), but both forms in one process behind a temporary
+// switch, 15 interleaved rounds, row loop / this, 2 threads: the bench's
+// random 1e6 x 1e6 (10 a row) 15.16 / 12.00 ms, its power-law matrix
+// 1.04x faster; rows of 1 to 2d - 1 nonzeros at random, d = 5 to 48,
+// 1.03-1.30x faster over 1e6 columns, 1.00-1.09x over 1e5 and 2.5e5
+// (thirty-ninth session).
 constexpr int64_t kFillSpan = 512;
 constexpr int64_t kFillMaxAvg = 64;
 // W copies of v at dst (W a multiple of 8).
@@ -422,20 +427,25 @@ template <int W> __attribute__((always_inline)) inline void broadcastW(float* ds
 #pragma GCC unroll 16
     for (int j = 0; j < W; j += 8) _mm256_storeu_ps(dst + j, b);
 }
+template <int W> __attribute__((always_inline)) inline void broadcastW(double* dst, double v) {
+    const __m256d b = _mm256_set1_pd(v);
+#pragma GCC unroll 32
+    for (int j = 0; j < W; j += 4) _mm256_storeu_pd(dst + j, b);
+}
 // W, the copies stored a row: at least 1.5 times the chunk's mean row
 // length (scatterFilledAny), so that a row longer than W, whose extra
 // stores take a loop, is rare.
-template <int W, class I>
-inline bool scatterFilled(const I* indptr, const I* idx, const float* val, const float* x, float* part,
+template <int W, class T, class I>
+inline bool scatterFilled(const I* indptr, const I* idx, const T* val, const T* x, T* part,
                           int64_t r, int64_t re, UIndex<I> lim) {
-    alignas(32) float xv[kFillSpan + W];
+    alignas(32) T xv[kFillSpan + W];
     while (r < re) {
         const int64_t base = static_cast<int64_t>(indptr[r]);
         int64_t q = r;
         for (; q < re; ++q) {
             const int64_t rs = static_cast<int64_t>(indptr[q]), rn = static_cast<int64_t>(indptr[q + 1]);
             if (rn - base > kFillSpan) break;
-            const float xr = x[q];
+            const T xr = x[q];
             broadcastW<W>(xv + (rs - base), xr);  // rs - base <= kFillSpan here
             for (int64_t j = rs + W; __builtin_expect(j < rn, 0); j += W) broadcastW<W>(xv + (j - base), xr);
         }
@@ -447,15 +457,14 @@ inline bool scatterFilled(const I* indptr, const I* idx, const float* val, const
         }
         const int64_t end = static_cast<int64_t>(indptr[q]);
         for (int64_t k = base; k < end; ++k) {
-            if ((k & 15) == 0) {  // a line of values and of int32 indices per 16 nonzeros
-                prefetchAhead<true>(val + k);
-                prefetchAhead<true>(idx + k);
-            }
+            // a line of values, and one of indices, as each begins
+            if ((k & static_cast<int64_t>(64 / sizeof(T) - 1)) == 0) prefetchAhead<true>(val + k);
+            if ((k & static_cast<int64_t>(64 / sizeof(I) - 1)) == 0) prefetchAhead<true>(idx + k);
             const UIndex<I> ahead = static_cast<UIndex<I>>(idx[k + kPrefetch]);
             if (__builtin_expect(ahead > lim, 0)) return false;
             __builtin_prefetch(part + static_cast<int64_t>(ahead), 1);
             const uint64_t c = static_cast<UIndex<I>>(idx[k]);
-            float p = mul(val[k], xv[k - base]);
+            T p = mul(val[k], xv[k - base]);
             keepScalar(p);
             part[c] = add(part[c], p);
         }
@@ -464,8 +473,8 @@ inline bool scatterFilled(const I* indptr, const I* idx, const float* val, const
     return true;
 }
 // Rows [r, re), nonzeros [a, e): scatterFilled with W for this chunk.
-template <class I>
-inline bool scatterFilledAny(const I* indptr, const I* idx, const float* val, const float* x, float* part,
+template <class T, class I>
+inline bool scatterFilledAny(const I* indptr, const I* idx, const T* val, const T* x, T* part,
                              int64_t r, int64_t re, int64_t a, int64_t e, UIndex<I> lim) {
     const int64_t need = 3 * (e - a) / (2 * (re - r)) + 1;  // 1.5 times the mean, rounded up
     if (need <= 8) return scatterFilled<8>(indptr, idx, val, x, part, r, re, lim);
