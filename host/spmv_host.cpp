@@ -452,9 +452,9 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         const bool scattered =
             A->indexType == AL_INDEX_64I ? spmvScattered64(static_cast<const int64_t*>(A->indices), 0, nnzT, stride)
                                          : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, stride);
-        key = tuneKey(t, blocks, op == AL_OP_T, targetBytes,
-                      spmvRowShape(A->indptr, A->indexType == AL_INDEX_64I, A->rows, A->nnz), scattered);
-        t.prefetchPlan = tunePick(key, op == AL_OP_T, targetBytes, &timed);
+        const int32_t rowShape = spmvRowShape(A->indptr, A->indexType == AL_INDEX_64I, A->rows, A->nnz);
+        key = tuneKey(t, blocks, op == AL_OP_T, targetBytes, rowShape, scattered);
+        t.prefetchPlan = tunePick(key, op == AL_OP_T, targetBytes, &timed) | (rowShape ? SPMV_PF_SKEWED_ROWS : 0);
     }
     const auto t0 = std::chrono::steady_clock::now();
     if (op == AL_OP_N) {
@@ -469,7 +469,8 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     }
     if (timed && st == AL_STATUS_SUCCESS) {
         const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-        tuneRecord(key, op == AL_OP_T, targetBytes, t.prefetchPlan, ns / static_cast<double>(work));
+        tuneRecord(key, op == AL_OP_T, targetBytes, t.prefetchPlan & (kSpmvPrefetchPlans - 1),
+                   ns / static_cast<double>(work));
     }
     if (st != AL_STATUS_SUCCESS) return st;
     int32_t bad;

@@ -71,6 +71,15 @@ constexpr int32_t SPMV_PF_ARRAYS_CACHED = 16;
 // 8 MB of values and indices 0.96, 12 MB 0.91, 16 MB 0.98, 24 MB 1.06 and
 // 1.27, 32 MB 1.28, 48 MB 1.69, 64 MB 1.68, 96 MB 1.77.
 constexpr int64_t kSpmvArraysCachedBytes = int64_t(16) << 20;
+// Not a plan either: or-ed in by the host (spmv_host.cpp) where the rows'
+// shape is skewed (spmvRowShape: most rows far shorter than the mean, a
+// power-law matrix). float64 A^T x then keeps the row loop for scattered
+// chunks of over kGroupMaxAvg nonzeros a row instead of scatterFilled: the
+// chunks of such a matrix that pass that mean hold a few long rows among
+// rows of one, whose W copies each cost more stores than the row loop's
+// well-predicted exits (thirty-ninth session: bench_spmv.py's power-law
+// float64 A^T x 0.95-0.99x as fast filled, in one process, three seeds).
+constexpr int32_t SPMV_PF_SKEWED_ROWS = 32;
 inline int32_t spmvInCachePlan(const SpmvTilingData& t) {
     const int64_t work = (t.rows + t.nnz) * (t.nvec > 1 ? t.nvec : 1);
     return t.prefetchPlan | (work < kSpmvSmallWork ? SPMV_PF_IN_CACHE : 0);

@@ -55,11 +55,15 @@ def _lengths(rng, kind, n):
         return lengths
     if kind == "empty-runs":  # runs of 30 empty rows, some across chunk edges
         return empty_runs(rng, n, 14, 30)
+    if kind == "skewed":  # rows of one, every tenth of 100: a skewed matrix (float64 keeps the row loop)
+        lengths = np.ones(n, np.int64)
+        lengths[::10] = 100
+        return lengths
     raise AssertionError(kind)
 
 
 KINDS = ["poisson10", "poisson20", "poisson40", "poisson60", "nines-and-forties", "span-edges",
-         "long-among-short", "empty-runs"]
+         "long-among-short", "empty-runs", "skewed"]
 
 
 def _matrix(rng, kind, dtype, index_dtype=np.int32):

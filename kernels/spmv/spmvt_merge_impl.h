@@ -226,9 +226,10 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         // A scattered chunk of short rows, its indices checked as the
         // prefetch loads them (see row()), with no loop per row: float64
         // rows of up to kGroupMaxAvg on average in groups of 8 nonzeros
-        // (scatterGroups); other float64 and all float32 chunks of up to
-        // kFillMaxAvg a row with each nonzero's x stored first, then one
-        // loop over the chunk's nonzeros (scatterFilled).
+        // (scatterGroups); other float64 chunks (but a skewed matrix's:
+        // SPMV_PF_SKEWED_ROWS) and all float32 chunks of up to kFillMaxAvg a
+        // row with each nonzero's x stored first, then one loop over the
+        // chunk's nonzeros (scatterFilled).
         if constexpr (Pf == kPfScattered && std::is_same_v<T, double> && std::is_same_v<V, T> &&
                       std::is_same_v<I, int32_t>) {
             if (ce - a <= kGroupMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
@@ -240,7 +241,8 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         }
         if constexpr (Pf == kPfScattered && (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
                       std::is_same_v<V, T>) {
-            if (ce - a <= kFillMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
+            if ((std::is_same_v<T, float> || !(t.prefetchPlan & SPMV_PF_SKEWED_ROWS)) &&
+                ce - a <= kFillMaxAvg * (re - r) && xs == 1 && (!Touch || zeroed == t.pages) &&
                 chk >= a + kPrefetch && ce + kPrefetch <= s.k1) {
                 if (!scatterFilledAny(indptr, idx, val, x, part, r, re, a, ce, lim)) return -1;
                 chk = std::max(chk, ce + kPrefetch);
