@@ -30,7 +30,15 @@ namespace al {
 // the plans change only which prefetches are issued, never the sums.
 // ASCEND_LINALG_SPMV_PREFETCH: "rule" (plan 0, no timing), a plan number 0-7,
 // or unset / "auto".
-constexpr int64_t kTuneMinWork = int64_t(1) << 20;  // rows + nonzeros; smaller calls keep the rule
+// Rows + nonzeros from which calls are timed; smaller calls keep the rule.
+// The products from here to 2^20 were not timed until the thirty-ninth
+// session, and the rule does not prefetch their partials (under
+// kScatterPfMinBytes): random n x n matrices of 1-9 nonzeros a row, float32
+// A^T x, one thread, scipy's time over ours, n = 5e4, 1e5, 1.6e5: 0.62,
+// 0.63, 0.60 under the rule, 1.26, 1.19, 1.14 timed (plan 4); two threads
+// 1.43, 2.19, 1.80 timed. From 2^18 on a product is more than one block
+// (kSpmvSmallWork), where the plans differ at all.
+constexpr int64_t kTuneMinWork = kSpmvSmallWork;
 
 // How a matrix's nonzeros sit in its rows, for the size class: 1 ("skewed")
 // where the median of 64 rows sampled evenly has under a quarter of the mean

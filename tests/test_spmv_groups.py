@@ -11,9 +11,11 @@ for bit (scipy's on one thread), whatever the row lengths: empty rows, runs
 of them, groups in which 8 or more rows end (up to 15, from the next 8 row
 ends; from 16, one nonzero at a time), long rows among short ones, chunk
 edges; and catch a bad index anywhere before writing through it. These
-products are smaller than the 2^20 rows + nonzeros from which a forced plan
-applies (kTuneMinWork), so every plan here is the rule's, which prefetches
-short rows' partials past 512 KiB: scattered blocks.
+products are mostly smaller than the 2^18 rows + nonzeros from which a
+forced plan applies (kTuneMinWork), so their plans are the rule's, which
+prefetches short rows' partials past 512 KiB: scattered blocks. (Rows of
+0-16, `up-to-16`, pass it: there plan 1 runs the row loop, and its bits
+are compared with the groups'.)
 
 `A @ x` (dotGroups, kernels/spmv/spmv_rows_n1.h): any block's chunk of at
 most 3 (float32) or 4 (float64) nonzeros a row on average and no row of 32

@@ -16,7 +16,7 @@ import ascend_linalg.sparse as asp
 from ascend_linalg import _core
 
 PLANS = tuple(range(8))  # SpmvPrefetchPlan bits: 1 no target, 2 no streams, 4 any size
-WORK_MIN = 1 << 20  # rows + nonzeros from which calls are timed (kTuneMinWork)
+WORK_MIN = 1 << 18  # rows + nonzeros from which calls are timed (kTuneMinWork)
 
 
 pytestmark = pytest.mark.usefixtures("fresh_spmv_plans")
@@ -224,6 +224,31 @@ def test_small_and_other_products_are_not_timed(rng):
             Aw @ np.ones((Sw.shape[1], 2))  # two vectors
             Aw.T @ np.ones((Sw.shape[0], 3))  # three vectors, transposed
     assert _core.spmv_prefetch_classes() == []
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_products_from_work_min_on_are_timed(rng, threads, trans):
+    # rows + nonzeros of WORK_MIN - 1: the rule, untimed; WORK_MIN: timed
+    # (the mid-size products of 2^18 to 2^20 run the plan their class picks)
+    threads(2)
+    rows, cols = 40_000, 100_000
+    got = {}
+    for work in (WORK_MIN - 1, WORK_MIN):
+        _core.spmv_prefetch_reset()
+        nnz = work - rows
+        indptr = np.sort(np.concatenate([[0, nnz], rng.integers(0, nnz + 1, rows - 1)]))
+        S = sp.csr_matrix((rng.standard_normal(nnz), rng.integers(0, cols, nnz), indptr), shape=(rows, cols))
+        A = asp.csr_matrix(S)
+        assert A.shape[0] + A.nnz == work
+        x = rng.standard_normal(rows if trans else cols)
+        with ascend_linalg.use_backend("cpu"):
+            for _ in range(3):
+                y = A.T @ x if trans else A @ x
+        np.testing.assert_allclose(y, S.T @ x if trans else S @ x, rtol=1e-12, atol=1e-12)
+        got[work] = _core.spmv_prefetch_classes()
+    assert got[WORK_MIN - 1] == []
+    assert len(got[WORK_MIN]) == 1 and got[WORK_MIN][0]["trans"] == trans
+    assert sum(got[WORK_MIN][0]["samples"]) == 2  # one untimed first call, then two timed
 
 
 def test_force_rejects_a_bad_plan():

@@ -67,7 +67,7 @@ KINDS = ["poisson10", "poisson20", "poisson40", "poisson60", "nines-and-forties"
 
 
 def _matrix(rng, kind, dtype, index_dtype=np.int32):
-    # Rows until about 1.1e6 nonzeros: forced plans apply from 2^20 rows +
+    # Rows until about 1.1e6 nonzeros: forced plans apply from 2^18 rows +
     # nonzeros (kTuneMinWork), and this one's partials are too small for the
     # rule to prefetch them.
     lengths = _lengths(rng, kind, 200_000)
