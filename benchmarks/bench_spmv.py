@@ -61,8 +61,11 @@ the matrix made once beforehand, what a scipy user would run instead.
 ``--short-rows`` times random 1e6 x 1e6 matrices with 1, 2, 4 and 6 nonzeros
 a row instead (in a process of their own: the host's prefetch plan is
 chosen per size class, and these share the random matrix's class).
+``--mid`` times random matrices of 5e4, 1e5 and 1.6e5 rows with 5 nonzeros a
+row and of 8e4 rows with 10 (3e5 to 9.6e5 rows + nonzeros: the sizes whose
+prefetch plan is timed since the thirty-ninth session) instead.
 
-    python benchmarks/bench_spmv.py [--quick] [--threads N] [--short-rows]
+    python benchmarks/bench_spmv.py [--quick] [--threads N] [--short-rows | --mid]
 """
 import argparse
 import os
@@ -208,6 +211,8 @@ def main():
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--short-rows", action="store_true",
                     help="random 1e6 x 1e6 matrices with 1, 2, 4 and 6 nonzeros a row instead of the issue's set")
+    ap.add_argument("--mid", action="store_true",
+                    help="mid-size random matrices (3e5 to 1e6 rows + nonzeros) instead of the issue's set")
     args = ap.parse_args()
     if args.threads:
         ascend_linalg.set_num_threads(args.threads)
@@ -226,6 +231,9 @@ def main():
     }
     if args.short_rows:  # the transposed kernel's grouped scatter (chunks of short rows)
         mats = {f"short rows, {d} a row": random_matrix(rng, 10**6 // scale, d * 10**6 // scale) for d in (1, 2, 4, 6)}
+    if args.mid:  # products the prefetch plan is timed for from 2^18 rows + nonzeros on (kTuneMinWork)
+        mats = {f"random {n}, nnz {d * n}": random_matrix(rng, n, d * n)
+                for n, d in ((50_000, 5), (100_000, 5), (160_000, 5), (80_000, 10))}
     repeats = 5 if args.quick else 9
     nt = ascend_linalg.get_num_threads()
     bw1 = stream_triad(1)
@@ -274,8 +282,8 @@ def main():
                 if trans:
                     cands["scatter"] = scattering(S, nt)
                 row(label, np.dtype(dtype).name, "T" if trans else "N", S.nnz, cands, repeats, traffic(S, trans),
-                    goal=not args.short_rows)
-        if label.startswith("random"):
+                    goal=not (args.short_rows or args.mid))
+        if label.startswith("random") and not args.mid:
             half_lines(label, M, rng, repeats, row, nt)
     if goal_cells:
         goal_summary(goal_cells)
