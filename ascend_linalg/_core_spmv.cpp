@@ -18,6 +18,7 @@
 #include "_core_common.h"
 #include "_core_gil.h"
 #include "ascend_linalg/al_sparse.h"
+#include "host/spmv_internal.h"
 #include "kernels/spmv/spmv_kernel_merge.h"
 
 namespace py = pybind11;
@@ -43,6 +44,14 @@ alDataType_t dataType(const py::dtype& dt) {
     if (dt.kind() == 'f' && dt.itemsize() == 2) return AL_R_16F;
     if (dt.itemsize() == 2 && std::string(py::str(dt)) == "bfloat16") return AL_R_16BF;
     throw py::type_error("no SpMV kernel for dtype " + std::string(py::str(dt)));
+}
+
+// The type data's values are stored in: a kernel dtype, float16/bfloat16, or
+// int8 or bool (widened to the compute type as read, spmvWidenedValues).
+alDataType_t storedType(const py::dtype& dt) {
+    if (dt.kind() == 'b' && dt.itemsize() == 1) return AL_B_8;
+    if (dt.kind() == 'i' && dt.itemsize() == 1) return AL_R_8I;
+    return dataType(dt);
 }
 
 // numpy's flags.aligned: the kernels read an array through typed pointers,
@@ -123,9 +132,17 @@ SpmvArgs spmvArgs(bool trans, py::array alpha, py::array indptr, py::array indic
         throw py::value_error("indptr has length " + std::to_string(indptr.shape(0)) + ", expected rows + 1 = " +
                               std::to_string(rows + 1));
     s.A = alCsrDescr{rows, cols, std::min<int64_t>(indices.shape(0), data.shape(0)), indptr.data(), indices.data(),
-                     data.data(), it, dataType(data.dtype())};
-    s.compute = s.A.valueType == AL_R_16F || s.A.valueType == AL_R_16BF ? AL_R_32F : s.A.valueType;
+                     data.data(), it, storedType(data.dtype())};
     s.X = denseView(x, "x", false);
+    // The compute type: x's where the values may be widened to it (int8 or
+    // bool values under float32/float64, float32/int32/int64 under float64:
+    // int32 indices only), float32 for float16/bfloat16 values, else the values'.
+    if (s.A.valueType != s.X.type && al::spmvWidenedValues(s.A.valueType, s.X.type, it)) s.compute = s.X.type;
+    else if (s.A.valueType == AL_R_8I || s.A.valueType == AL_B_8)
+        throw py::type_error("no SpMV kernel for dtype " + std::string(py::str(data.dtype())) + " with x of dtype " +
+                             std::string(py::str(x.dtype())) + " and " + (it == AL_INDEX_32I ? "int32" : "int64") +
+                             " indices");
+    else s.compute = s.A.valueType == AL_R_16F || s.A.valueType == AL_R_16BF ? AL_R_32F : s.A.valueType;
     s.Y = denseView(y, "y", true);
     const int64_t yLen = trans ? cols : rows, xLen = trans ? rows : cols;
     if (s.X.len != xLen || s.Y.len != yLen || s.X.nvec != s.Y.nvec) throw py::value_error("dimension mismatch");

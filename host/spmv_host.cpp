@@ -127,12 +127,16 @@ alStatus_t validate(alHandle_t h, alOperation_t op, const void* alpha, const alC
     if (!A || !X || !Y) return fail(AL_STATUS_INVALID_VALUE, "matrix or vector descriptor is NULL");
     if (A->indexType != AL_INDEX_32I && A->indexType != AL_INDEX_64I)
         return fail(AL_STATUS_INVALID_ENUM, "index type must be AL_INDEX_32I or AL_INDEX_64I");
-    // Values may also be float16/bfloat16 under float32 compute (widened as read).
-    const bool halfValues = (A->valueType == AL_R_16F || A->valueType == AL_R_16BF) && ct == AL_R_32F;
-    if (spmvTypeBytes(ct) == 0 || (A->valueType != ct && !halfValues) || X->type != ct || Y->type != ct)
+    // Values may also be stored in a narrower type and widened as read
+    // (spmvWidenedValues): float16/bfloat16 under float32 compute, and with
+    // int32 indices a few more under float32/float64 compute.
+    const bool widened = A->valueType != ct && spmvWidenedValues(A->valueType, ct, A->indexType);
+    if (spmvTypeBytes(ct) == 0 || (A->valueType != ct && !widened) || X->type != ct || Y->type != ct)
         return fail(AL_STATUS_NOT_SUPPORTED,
                     "values, X, Y and compute must share one type of float32/64, complex64/128, int32/64 "
-                    "(or values float16/bfloat16 with X, Y and compute float32)");
+                    "(or values float16/bfloat16 with X, Y and compute float32; or, with int32 indices, values "
+                    "int8/bool with X, Y and compute float32, values float32/int32/int64/int8/bool with X, Y "
+                    "and compute float64)");
     if (A->rows < 0 || A->cols < 0 || A->nnz < 0)
         return fail(AL_STATUS_INVALID_VALUE, "rows, cols and nnz must be >= 0");
     const int64_t xLen = op == AL_OP_N ? A->cols : A->rows;
@@ -325,10 +329,10 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         return ok ? AL_STATUS_SUCCESS : spmvMalformed(A);
     }
     Device& dev = *handle->device;
-    const bool halfValues = A->valueType != ct;  // float16/bfloat16 values (validate)
-    if (halfValues && !dev.sharesHostMemory())
+    const bool widened = A->valueType != ct;  // values widened as read (validate: spmvWidenedValues)
+    if (widened && !dev.sharesHostMemory())
         return fail(AL_STATUS_NOT_SUPPORTED, "the device's SpMV kernels read values of the compute type; "
-                                             "float16/bfloat16 values are widened on the CPU device only");
+                                             "values of another type are widened on the CPU device only");
     // Asked before anything is staged or uploaded: a kernel (or value type) the
     // device lacks costs no transfers.
     const KernelDesc* const used[2] = {op == AL_OP_N ? &kSpmvKernel : &kSpmvTKernel,
@@ -382,7 +386,7 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     t.yRowStride = Y->rowStride;
     t.yColStride = Y->colStride;
     t.betaMode = betaMode(beta, ct);
-    t.valueStore = halfValues ? A->valueType : 0;
+    t.valueStore = !widened ? 0 : A->valueType == AL_R_32F ? kSpmvStoreF32 : A->valueType;
     std::memcpy(t.alpha, alpha, spmvTypeBytes(ct));
     std::memcpy(t.beta, beta, spmvTypeBytes(ct));
 

@@ -14,6 +14,26 @@ namespace al {
 // Bytes of one value of compute type t; 0 for a type this op does not compute.
 size_t spmvTypeBytes(alDataType_t t);
 
+// Whether values stored as `store` may be widened to compute type `compute`
+// as the kernels read them (store != compute): float16/bfloat16 values with
+// float32 compute (the SpMV seed's mixed-precision modes), any index type;
+// and, with int32 indices, int8 or bool values with float32 compute and
+// float32, int32, int64, int8 or bool values with float64 compute: scipy's
+// result type of such a matrix times a float32 or float64 x, which scipy
+// (and, before, this project) computes on a converted copy of the values.
+// Each value is widened exactly as numpy's astype converts it (int64 to the
+// nearest float64), so the product equals the product over that copy. The
+// CPU device only (spmv_host.cpp); one more instantiation of every kernel
+// per pair, hence the index type and the short list.
+inline bool spmvWidenedValues(int32_t store, int32_t compute, int32_t indexType) {
+    if ((store == AL_R_16F || store == AL_R_16BF) && compute == AL_R_32F) return true;
+    if (indexType != AL_INDEX_32I) return false;
+    if (compute == AL_R_32F) return store == AL_R_8I || store == AL_B_8;
+    if (compute == AL_R_64F)
+        return store == AL_R_32F || store == AL_R_32I || store == AL_R_64I || store == AL_R_8I || store == AL_B_8;
+    return false;
+}
+
 // The error for a structure the kernels flagged (sets the last error).
 alStatus_t spmvMalformed(const alCsrDescr* A);
 

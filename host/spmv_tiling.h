@@ -7,6 +7,10 @@
 
 namespace al {
 
+// SpmvTilingData::valueStore for float32 values widened to float64 compute
+// (AL_R_32F is 0, which there means "stored as valueType").
+constexpr int32_t kSpmvStoreF32 = 32;
+
 enum SpmvBetaMode : int32_t {
     SPMV_BETA_GENERAL = 0,  // Y = alpha*P + beta*Y
     SPMV_BETA_ZERO = 1,     // Y = alpha*P, Y never read
@@ -27,8 +31,9 @@ struct SpmvTilingData {
     int32_t indexType;          // alIndexType_t of indptr and indices
     int32_t betaMode;           // SpmvBetaMode
     int32_t usedCoreNum;        // blocks launched
-    int32_t valueStore;         // 0: values stored as valueType; AL_R_16F or AL_R_16BF:
-                                // stored in 16 bits, widened as read (valueType float32)
+    int32_t valueStore;         // 0: values stored as valueType; else the alDataType_t they
+                                // are stored in (kSpmvStoreF32 for AL_R_32F, which is 0),
+                                // widened as read (spmvWidenedValues, spmv_internal.h)
     int64_t workspaceSize;      // bytes: status word + per-block partial results
     // Workspace layout of the merge-path kernels (offsets in bytes from its start;
     // the status word always sits at byte 0, padded to 64 bytes):

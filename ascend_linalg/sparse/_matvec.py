@@ -19,6 +19,18 @@ _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
 _ONE = {t: np.ones(1, dtype=t) for t in _KERNEL_DTYPES}
 _ZERO = {t: np.zeros(1, dtype=t) for t in _KERNEL_DTYPES}
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+# Values the CPU kernels widen to the result dtype as they read them, with
+# int32 indices (host/spmv_internal.h, spmvWidenedValues): the product is the
+# one over ``data.astype(result)``, without that copy.
+_WIDENED = {np.dtype(np.float64): frozenset(np.dtype(t) for t in (np.float32, np.int32, np.int64, np.int8, np.bool_)),
+            np.dtype(np.float32): frozenset(np.dtype(t) for t in (np.int8, np.bool_))}
+_INT32 = np.dtype(np.int32)
+
+
+def widened(backend, data, dtype, indices):
+    """Whether the ``backend`` kernel of result ``dtype`` reads ``data`` as it
+    is, widening each value as numpy's ``astype(dtype)`` would."""
+    return backend == "cpu" and indices.dtype == _INT32 and data.dtype in _WIDENED.get(dtype, ())
 
 
 def aligned(a):
@@ -151,7 +163,10 @@ def matvec(A, other, transposed):
         record(op, "scipy", f"index arrays of dtype {srcs[1].dtype} are not integers")
         return None
     indptr, indices = index
-    data = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
+    if widened(backend, srcs[0], dtype, indices):
+        data = aligned(np.ascontiguousarray(srcs[0]))
+    else:
+        data = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
     x = _operand(other, dtype, transposed, backend)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
     try:

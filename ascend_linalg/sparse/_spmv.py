@@ -15,7 +15,7 @@ from .._routing import kernel_lacking, record, route, use_backend
 from ._classes import _Routed
 from ._residency import track
 from ._matvec import (_KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, aligned, check_structure, run_spmv,
-                      sources)
+                      sources, widened)
 
 __all__ = ["spmv"]
 
@@ -150,7 +150,12 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     The compute dtype is scipy's product dtype of ``A`` and ``x``, widened to
     hold ``alpha`` and ``beta``. On the ``npu``/``cpu`` backends the fused
     kernel runs (float32/64, complex64/128, int32/64); other dtypes, and the
-    ``scipy`` backend, compute the same formula with scipy. On every backend
+    ``scipy`` backend, compute the same formula with scipy. Values of another
+    dtype than the compute dtype are converted to it first, as scipy does,
+    except on the ``cpu`` backend with int32 indices for bool or int8 values
+    under a float32 or float64 compute dtype and float32, int32 or int64
+    values under float64: the kernels widen those as they read them (the same
+    values as ``astype`` gives, no copy of A). On every backend
     ``alpha == 1`` scales nothing (``spmv(A, x)`` is scipy's ``op(A) @ x``,
     complex Inf and NaN as scipy has them) and ``beta == 0`` never reads y.
     """
@@ -237,7 +242,10 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
-            values = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
+            if widened(backend, srcs[0], dtype, index[1]):  # read as they lie, widened by the kernels
+                values = aligned(np.ascontiguousarray(srcs[0]))
+            else:
+                values = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
             operand = _operand(x, dtype, kernel_trans, backend)
             # (not flags.c_contiguous: that ignores the strides of length-1 axes)
             target = _kernel_target(y, dtype.itemsize, operand, values, index[0], index[1])

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "ascend_linalg/al_types.h"
+#include "../../host/spmv_tiling.h"  // kSpmvStoreF32
 
 #ifdef __F16C__  // the AVX2 TUs (-mf16c): one instruction per float16 value
 #include <immintrin.h>
@@ -32,6 +33,11 @@ struct Half {  // IEEE binary16
 };
 struct BHalf {  // bfloat16
     uint16_t bits;
+};
+// A numpy bool value (one byte, nonzero true): widened to 1 or 0, as numpy's
+// cast of a bool array to a number type gives.
+struct Bool8 {
+    uint8_t bits;
 };
 
 namespace {
@@ -135,6 +141,11 @@ inline void widenHalfArray(const Half* src, float* dst, int64_t n) {
 #endif
     for (; i < n; ++i) dst[i] = widen<float>(src[i]);
 }
+// Without a branch: a jump on each value's truth was mispredicted on random
+// bools and made a float64 product of a 2.5e6-nonzero matrix 5 times slower.
+template <class T> inline T widenBool(const Bool8& b) { return static_cast<T>(static_cast<int32_t>(b.bits != 0)); }
+template <> inline float widen<float, Bool8>(const Bool8& b) { return widenBool<float>(b); }
+template <> inline double widen<double, Bool8>(const Bool8& b) { return widenBool<double>(b); }
 template <> inline float widen<float, BHalf>(const BHalf& h) {  // the upper half of a float32
     const uint32_t f = uint32_t(h.bits) << 16;
     float out;
@@ -164,10 +175,39 @@ inline void withTypes(int32_t valueType, int32_t indexType, F&& f) {
 }
 
 // f(TypeTag<T>{}, TypeTag<I>{}, TypeTag<V>{}): withTypes plus the type V the
-// values are stored in: T unless valueStore names a 16-bit type (then T is
-// float32: the host admits half values only with float32 compute).
+// values are stored in: T unless valueStore names another type, which the
+// host admits only as spmvWidenedValues (spmv_tiling.h) allows: 16-bit
+// values with float32 compute, any index type; and, int32 indices only
+// (each pair is one more instantiation of every kernel), int8 or bool values
+// with float32 compute and float32 (valueStore kSpmvStoreF32), int32, int64,
+// int8 or bool values with float64 compute (scipy's result type of such a
+// matrix and a float64 x).
 template <class F>
 inline void withStoredTypes(int32_t valueType, int32_t valueStore, int32_t indexType, F&& f) {
+    if (valueStore != 0 && valueStore != AL_R_16F && valueStore != AL_R_16BF) {
+        if (indexType != AL_INDEX_32I) return;
+        using I = TypeTag<int32_t>;
+        if (valueType == AL_R_64F) {
+            using T = TypeTag<double>;
+            switch (valueStore) {
+                case kSpmvStoreF32: return f(T{}, I{}, TypeTag<float>{});
+                case AL_R_32I: return f(T{}, I{}, TypeTag<int32_t>{});
+                case AL_R_64I: return f(T{}, I{}, TypeTag<int64_t>{});
+                case AL_R_8I: return f(T{}, I{}, TypeTag<int8_t>{});
+                case AL_B_8: return f(T{}, I{}, TypeTag<Bool8>{});
+                default: return;
+            }
+        }
+        if (valueType == AL_R_32F) {
+            using T = TypeTag<float>;
+            switch (valueStore) {
+                case AL_R_8I: return f(T{}, I{}, TypeTag<int8_t>{});
+                case AL_B_8: return f(T{}, I{}, TypeTag<Bool8>{});
+                default: return;
+            }
+        }
+        return;
+    }
     if (valueStore == AL_R_16F || valueStore == AL_R_16BF) {
         if (valueType != AL_R_32F) return;
         auto index = [&](auto v) {

@@ -54,6 +54,8 @@ typedef enum AL_ENUM_BASE {
     AL_R_64I = 5,   // int64 (wrapping arithmetic, as numpy)
     AL_R_16F = 6,   // IEEE float16
     AL_R_16BF = 7,  // bfloat16
+    AL_R_8I = 8,    // int8 (values only: widened to the float32/float64 compute type on the CPU device)
+    AL_B_8 = 9,     // bool, one byte, nonzero true (values only, as AL_R_8I)
 } alDataType_t;
 
 typedef enum AL_ENUM_BASE { AL_INDEX_32I = 0, AL_INDEX_64I = 1 } alIndexType_t;
