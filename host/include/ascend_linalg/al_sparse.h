@@ -31,6 +31,11 @@ typedef struct {
 // Y := alpha*op(A)*X + beta*Y, op = N (A) or T (A^T, no conjugation).
 // X has op(A).cols rows, Y op(A).rows rows, both `nvec` columns.
 // alpha/beta point to one scalar of `computeType` (complex: {re, im}).
+// Types: X, Y and computeType one of float32/64, complex64/128, int32/64; the
+// values of that type too, or stored narrower and widened exactly as read:
+// float16/bfloat16 under float32 compute; and, on the CPU device with int32
+// indices, int8/bool (AL_R_8I, AL_B_8) under float32 or float64 compute and
+// float32/int32/int64 under float64 (else NOT_SUPPORTED).
 // beta == 0 never reads Y. Malformed structure (indptr not non-decreasing from 0,
 // indptr[rows] > nnz, an index outside [0, cols)) -> INVALID_VALUE, never an
 // out-of-bounds read, also for an empty Y (no rows or no columns); Y may then
