@@ -334,6 +334,56 @@ float halfValue(int vt, uint16_t h) {
     return (h & 0x8000u) ? -v : v;
 }
 
+// Values stored narrower than the float32/float64 compute type and widened as
+// the kernels read them (the host's documented pairs, stated here apart from
+// its own table): int8 and bool under float32; float32, int32, int64, int8
+// and bool under float64; int32 indices only.
+bool widens(int vt, int ct, int it) {
+    if (it != AL_INDEX_32I) return false;
+    if (ct == AL_R_32F) return vt == AL_R_8I || vt == AL_B_8;
+    if (ct == AL_R_64F) return vt == AL_R_32F || vt == AL_R_32I || vt == AL_R_64I || vt == AL_R_8I || vt == AL_B_8;
+    return false;
+}
+size_t storedBytes(int vt) {
+    switch (vt) {
+        case AL_R_8I: case AL_B_8: return 1;
+        case AL_R_32F: case AL_R_32I: return 4;
+        default: return 8;  // AL_R_64I
+    }
+}
+// Stores value v (of compute type T) as type vt at p and returns the value
+// the reference takes it for: the stored value widened as numpy's astype
+// does (a bool byte: any nonzero byte is 1). A bool's byte comes from the
+// fuzzer (`byte`) so that values other than 0 and 1 occur.
+template <class T>
+T storeNarrow(int vt, T v, uint8_t byte, unsigned char* p) {
+    switch (vt) {
+        case AL_B_8: *p = byte; return byte ? T(1) : T(0);
+        case AL_R_8I: {
+            const int8_t q = static_cast<int8_t>(byte);
+            std::memcpy(p, &q, 1);
+            return static_cast<T>(q);
+        }
+        case AL_R_32I: {
+            const int32_t q = std::isfinite(v) && std::fabs(v) < 2e6 ? static_cast<int32_t>(v * 1000) : INT32_MIN;
+            std::memcpy(p, &q, 4);
+            return static_cast<T>(q);
+        }
+        case AL_R_64I: {
+            // past 2^53 (rounded to the nearest float64) now and then
+            const int64_t q = std::isfinite(v) && std::fabs(v) < 1e6 ? static_cast<int64_t>(v * 1e6) * 1021 + byte
+                                                                     : INT64_MAX - byte;
+            std::memcpy(p, &q, 8);
+            return static_cast<T>(q);
+        }
+        default: {  // AL_R_32F
+            const float q = static_cast<float>(v);
+            std::memcpy(p, &q, 4);
+            return static_cast<T>(q);
+        }
+    }
+}
+
 constexpr int64_t kI32Specials[] = {-1, INT32_MIN, INT32_MAX, 1 << 30};
 constexpr int64_t kI64Specials[] = {-1, INT64_MIN, INT64_MAX, int64_t(1) << 31, (int64_t(1) << 32) + 1,
                                     int64_t(1) << 62};
@@ -461,10 +511,19 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
             hbits[k] = halfBits(valueTypeTag, values[k]);
             values[k] = halfValue(valueTypeTag, hbits[k]);
         }
-    const void* valueBytes = half ? static_cast<const void*>(hbits.data()) : values.data();
+    // values stored narrower (widens): stored bytes, the reference takes the widened values
+    const bool narrow = !half && widens(valueTypeTag, typeTags[2], indexTypeTag);
+    std::vector<unsigned char> nbytes(narrow ? static_cast<size_t>(N) * storedBytes(valueTypeTag) : 0);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+        if (narrow)
+            for (int64_t k = 0; k < N; ++k)
+                values[k] = storeNarrow<T>(valueTypeTag, values[k], r.byte(), nbytes.data() + k * storedBytes(valueTypeTag));
+    const void* valueBytes = half ? static_cast<const void*>(hbits.data())
+                           : narrow ? static_cast<const void*>(nbytes.data()) : values.data();
 
     // ---- exact-size buffers
-    Buf bIndptr((R + 1) * sizeof(I)), bIndices(N * sizeof(I)), bValues(N * (half ? 2 : sizeof(T)));
+    Buf bIndptr((R + 1) * sizeof(I)), bIndices(N * sizeof(I)),
+        bValues(N * (half ? 2 : narrow ? storedBytes(valueTypeTag) : sizeof(T)));
     std::memcpy(bIndptr.p, indptr.data(), bIndptr.bytes);
     if (N) std::memcpy(bIndices.p, indices.data(), bIndices.bytes);
     if (N) std::memcpy(bValues.p, valueBytes, bValues.bytes);
@@ -502,7 +561,8 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     else if (op != AL_OP_N && op != AL_OP_T) expect = AL_STATUS_INVALID_ENUM;
     else if (nullA || nullXD || nullYD) expect = AL_STATUS_INVALID_VALUE;
     else if (indexTypeTag != AL_INDEX_32I && indexTypeTag != AL_INDEX_64I) expect = AL_STATUS_INVALID_ENUM;
-    else if (typeBytes(ct) == 0 || (valueTypeTag != ct && !(isHalf(valueTypeTag) && ct == AL_R_32F)) ||
+    else if (typeBytes(ct) == 0 ||
+             (valueTypeTag != ct && !(isHalf(valueTypeTag) && ct == AL_R_32F) && !widens(valueTypeTag, ct, indexTypeTag)) ||
              typeTags[0] != ct || typeTags[1] != ct)
         expect = AL_STATUS_NOT_SUPPORTED;
     else if (!sizesOk) expect = AL_STATUS_INVALID_VALUE;
@@ -525,9 +585,9 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     const int64_t last = structural ? static_cast<int64_t>(indptr[R]) : -1;
     if (direct && structural && yLen > 0 && nvec > 0 && first == 0 && last >= 0 && last <= N) {
         const uint32_t nb = 1 + r.below(8), nbReduce = 1 + r.below(8);
-        al::SpmvTilingData t = al::spmvTiling(trans, rows, cols, nnz, nvec, half ? AL_R_32F : valueTypeTag,
+        al::SpmvTilingData t = al::spmvTiling(trans, rows, cols, nnz, nvec, half ? AL_R_32F : narrow ? ct : valueTypeTag,
                                               indexTypeTag, 1);
-        t.valueStore = half ? valueTypeTag : 0;
+        t.valueStore = half ? valueTypeTag : !narrow ? 0 : valueTypeTag == AL_R_32F ? al::kSpmvStoreF32 : valueTypeTag;
         t.usedCoreNum = static_cast<int32_t>(nb);
         al::spmvLayout(&t);
         t.xRowStride = xl.rs;
@@ -660,6 +720,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         int tags[3] = {AL_R_32F, AL_R_32F, AL_R_32F};
         if (r.below(16) == 0) tags[r.below(3)] = kTypes[1 + r.below(5)];  // mismatched: refused
         int it = r.below(2) ? AL_INDEX_64I : AL_INDEX_32I;
+        return byIndex<float>(r, flags, op, it, vt, tags);
+    }
+    if (tsel == 28) {  // values stored narrower, float32/float64 X, Y and compute (widened as read)
+        static constexpr int k64[5] = {AL_R_32F, AL_R_32I, AL_R_64I, AL_R_8I, AL_B_8};
+        const bool f64 = r.below(3) != 0;
+        vt = f64 ? k64[r.below(5)] : (r.below(2) ? AL_R_8I : AL_B_8);
+        const int ct = f64 ? AL_R_64F : AL_R_32F;
+        int tags[3] = {ct, ct, ct};
+        if (r.below(16) == 0) tags[r.below(3)] = kTypes[r.below(6)];  // mismatched: refused (or the same type)
+        int it = r.below(8) ? AL_INDEX_32I : AL_INDEX_64I;            // int64 indices: refused
+        if (f64) return byIndex<double>(r, flags, op, it, vt, tags);
         return byIndex<float>(r, flags, op, it, vt, tags);
     }
     if (tsel == 31) {  // any other int, but never a valid tag other than the buffers' type

@@ -89,15 +89,25 @@ SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all)
 CXXFLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I"$ROOT" -I"$ROOT/host/include" "${SAN[@]}")
 mkdir -p "$BUILD/obj" "$BUILD/artifacts"
 objs=()
+# Up to FUZZ_JOBS compiles at once (default: the cores); each one's status is
+# waited for in launch order, and any failure stops the build.
+JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+pending=()
 compile() {  # src, extra flags...
     local src=$1; shift
     local obj=$BUILD/obj/$(echo "$src" | tr / _).o
     if [[ ! -f "$obj" || "$src" -nt "$obj" || -n $(find host kernels fuzz -name '*.h' -newer "$obj" -print -quit) ]]; then
-        "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link "$@" -c "$src" -o "$obj"
+        if [[ ${#pending[@]} -ge $JOBS ]]; then
+            wait "${pending[0]}" || die "compiling for the fuzzers failed"
+            pending=("${pending[@]:1}")
+        fi
+        rm -f "$obj"  # a failed compile leaves none behind to look up to date
+        "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link "$@" -c "$src" -o "$obj" &
+        pending+=($!)
     fi
     objs+=("$obj")
 }
-say "building in $BUILD"
+say "building in $BUILD ($JOBS compiles at a time)"
 for s in "${HOST_SRC[@]}"; do compile "$s"; done
 if [[ $X86 -eq 1 ]]; then
     for s in "${KERNEL_SRC[@]}"; do compile "$s" -DAL_CPU_DISPATCH=1; done
@@ -106,6 +116,7 @@ if [[ $X86 -eq 1 ]]; then
 else
     for s in "${KERNEL_SRC[@]}"; do compile "$s"; done
 fi
+for p in "${pending[@]}"; do wait "$p" || die "compiling for the fuzzers failed"; done
 for h in "${HARNESSES[@]}"; do
     [[ -f fuzz/fuzz_$h.cpp ]] || die "no harness fuzz/fuzz_$h.cpp"
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "fuzz/fuzz_$h.cpp" "${objs[@]}" -lpthread -ldl -o "$BUILD/fuzz_$h"
