@@ -61,11 +61,16 @@ the matrix made once beforehand, what a scipy user would run instead.
 ``--short-rows`` times random 1e6 x 1e6 matrices with 1, 2, 4 and 6 nonzeros
 a row instead (in a process of their own: the host's prefetch plan is
 chosen per size class, and these share the random matrix's class).
+``--widened`` times the Poisson and random matrices with values of another
+dtype than x (bool and int64 values times float64 x, int8 times float32,
+float32 times float64), which the CPU kernels widen as they read them, and
+prints under each line the time of the product over a converted copy of the
+values (what scipy does, and this project did before).
 ``--mid`` times random matrices of 5e4, 1e5 and 1.6e5 rows with 5 nonzeros a
 row and of 8e4 rows with 10 (3e5 to 9.6e5 rows + nonzeros: the sizes whose
 prefetch plan is timed since the thirty-ninth session) instead.
 
-    python benchmarks/bench_spmv.py [--quick] [--threads N] [--short-rows | --mid]
+    python benchmarks/bench_spmv.py [--quick] [--threads N] [--short-rows | --mid | --widened]
 """
 import argparse
 import os
@@ -182,6 +187,47 @@ def half_lines(label, M, rng, repeats, row, nt):
                 repeats, traffic(S, trans) - S.nnz * 2)
 
 
+WIDENED = (("bool", "float64"), ("int8", "float32"), ("float32", "float64"), ("int64", "float64"))
+
+
+def widened_lines(mats, rng, repeats, row, nt):
+    """A matrix whose values have another dtype than x's (the result is
+    x's): scipy converts the values to the result dtype on every product; the
+    CPU kernels read them as they lie and widen each one (int32 indices).
+    ``copy ms`` is the product as it ran before (values converted, then the
+    result dtype's kernel). The dtype column is values>result."""
+    short = {"bool": "bool", "int8": "i8", "float32": "f32", "int64": "i64", "float64": "f64"}
+    for label, M in mats.items():
+        for vd, xd in WIDENED:
+            S = M.astype(vd)
+            S.data = (rng.random(S.nnz) < 0.5 if vd == "bool" else
+                      rng.integers(-100, 100, S.nnz).astype(vd) if vd in ("int8", "int64") else
+                      rng.standard_normal(S.nnz).astype(vd))
+            S.indices = S.indices.astype(np.int32)
+            S.indptr = S.indptr.astype(np.int32)
+            A = csr_matrix(S)
+            for trans in (False, True):
+                x = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(xd)
+                St, At = (S.T, A.T) if trans else (S, A)
+
+                def ours(At=At, x=x):
+                    return At @ x
+
+                def copy(S=S, x=x, trans=trans):
+                    C = csr_matrix((S.data.astype(xd), S.indices, S.indptr), shape=S.shape)
+                    return (C.T if trans else C) @ x
+                want = St @ x
+                assert ours().dtype == want.dtype and np.allclose(ours(), want, rtol=1e-3, atol=1e-3)
+                xlen, ylen = (S.shape[0], S.shape[1]) if trans else (S.shape[1], S.shape[0])
+                nbytes = S.data.nbytes + S.indices.nbytes + S.indptr.nbytes + (xlen + ylen) * np.dtype(xd).itemsize
+                t = interleaved({"copy": copy}, repeats=3)["copy"]  # once, outside the rounds' ratios
+                row(label, f"{short[vd]}>{short[xd]}", "T" if trans else "N", S.nnz,
+                    {"scipy": lambda St=St, x=x: St @ x, "ours": ours,
+                     "stream": streaming(S, x, trans, nt, ydtype=np.dtype(xd))}, repeats, nbytes)
+                print(f"{'':<30}{'':<9}{'':<4}{'':>10}{'copy ms':>10}{t * 1e3:>9.2f}   (before: values converted first)",
+                      flush=True)
+
+
 GOAL = 2.0  # the issue's goal: ours at least 2.0x scipy on every large float32/float64 cell
 SCATTERED = ("random", "power-law")  # the matrices whose columns are scattered
 
@@ -213,6 +259,9 @@ def main():
                     help="random 1e6 x 1e6 matrices with 1, 2, 4 and 6 nonzeros a row instead of the issue's set")
     ap.add_argument("--mid", action="store_true",
                     help="mid-size random matrices (3e5 to 1e6 rows + nonzeros) instead of the issue's set")
+    ap.add_argument("--widened", action="store_true",
+                    help="values of another dtype than the result (bool, int8, int64, float32 matrices times "
+                         "float32/float64 x) instead of the issue's set")
     args = ap.parse_args()
     if args.threads:
         ascend_linalg.set_num_threads(args.threads)
@@ -234,6 +283,8 @@ def main():
     if args.mid:  # products the prefetch plan is timed for from 2^18 rows + nonzeros on (kTuneMinWork)
         mats = {f"random {n}, nnz {d * n}": random_matrix(rng, n, d * n)
                 for n, d in ((50_000, 5), (100_000, 5), (160_000, 5), (80_000, 10))}
+    if args.widened:
+        mats = {k: v for k, v in mats.items() if k.startswith(("poisson", "random"))}
     repeats = 5 if args.quick else 9
     nt = ascend_linalg.get_num_threads()
     bw1 = stream_triad(1)
@@ -265,6 +316,9 @@ def main():
               f"{paired_ratio(s, 'scipy', 'ours'):>11.2f}{paired_ratio(s, 'scipy', 'stream'):>6.2f}"
               f"{paired_ratio(s, 'ours', 'stream'):>12.2f}{traffic_bytes / to / 1e9:>10.1f}{scat}", flush=True)
 
+    if args.widened:
+        widened_lines(mats, rng, repeats, row, nt)
+        mats = {}
     for label, M in mats.items():
         for dtype in (np.float32, np.float64):
             S = M.astype(dtype)
