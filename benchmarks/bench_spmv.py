@@ -187,6 +187,26 @@ def half_lines(label, M, rng, repeats, row, nt):
                 repeats, traffic(S, trans) - S.nnz * 2)
 
 
+def int32_csr(M, dtype):
+    """scipy's M as dtype, with int32 index arrays."""
+    S = M.astype(dtype)
+    S.indices = S.indices.astype(np.int32)
+    S.indptr = S.indptr.astype(np.int32)
+    return S
+
+
+def operands(S, trans, dtype, rng):
+    """x of dtype for op(S) @ x (op: S.T when trans), scipy's op(S), and
+    ours: the same product through this project's class."""
+    x = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(dtype)
+    A = csr_matrix(S)
+    At = A.T if trans else A
+
+    def ours():
+        return At @ x
+    return x, (S.T if trans else S), ours
+
+
 WIDENED = (("bool", "float64"), ("int8", "float32"), ("float32", "float64"), ("int64", "float64"))
 
 
@@ -199,19 +219,12 @@ def widened_lines(mats, rng, repeats, row, nt):
     short = {"bool": "bool", "int8": "i8", "float32": "f32", "int64": "i64", "float64": "f64"}
     for label, M in mats.items():
         for vd, xd in WIDENED:
-            S = M.astype(vd)
+            S = int32_csr(M, vd)
             S.data = (rng.random(S.nnz) < 0.5 if vd == "bool" else
                       rng.integers(-100, 100, S.nnz).astype(vd) if vd in ("int8", "int64") else
                       rng.standard_normal(S.nnz).astype(vd))
-            S.indices = S.indices.astype(np.int32)
-            S.indptr = S.indptr.astype(np.int32)
-            A = csr_matrix(S)
             for trans in (False, True):
-                x = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(xd)
-                St, At = (S.T, A.T) if trans else (S, A)
-
-                def ours(At=At, x=x):
-                    return At @ x
+                x, St, ours = operands(S, trans, xd, rng)
 
                 def copy(S=S, x=x, trans=trans):
                     C = csr_matrix((S.data.astype(xd), S.indices, S.indptr), shape=S.shape)
@@ -321,16 +334,9 @@ def main():
         mats = {}
     for label, M in mats.items():
         for dtype in (np.float32, np.float64):
-            S = M.astype(dtype)
-            S.indices = S.indices.astype(np.int32)
-            S.indptr = S.indptr.astype(np.int32)
-            A = csr_matrix(S)
+            S = int32_csr(M, dtype)
             for trans in (False, True):
-                x = rng.standard_normal(S.shape[0] if trans else S.shape[1]).astype(dtype)
-                St, At = (S.T, A.T) if trans else (S, A)
-
-                def ours(At=At, x=x):
-                    return At @ x
+                x, St, ours = operands(S, trans, dtype, rng)
                 assert np.allclose(ours(), St @ x, rtol=1e-3, atol=1e-3)
                 cands = {"scipy": lambda St=St, x=x: St @ x, "ours": ours, "stream": streaming(S, x, trans, nt)}
                 if trans:

@@ -10,6 +10,8 @@ import ascend_linalg
 from ascend_linalg.sparse import csr_matrix, spmv
 from ascend_linalg.testing import dispatch_records
 
+from _faults import FAULTS, broken
+
 ml_dtypes = pytest.importorskip("ml_dtypes")
 HALF = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 BACKENDS = ["cpu", "scipy"]
@@ -182,17 +184,11 @@ def test_half_values_in_foreign_byte_order_are_refused(rng):
         spmv((S.data.astype(">f2"), S.indices, S.indptr), x, shape=S.shape)
 
 
-@pytest.mark.parametrize("fault", ["index", "negative", "indptr"])
+@pytest.mark.parametrize("fault", FAULTS)
 @pytest.mark.parametrize("trans", [False, True])
 def test_half_values_malformed_structure_raises(fault, trans, rng):
     S = _csr(rng, 40, 30)
-    indices, indptr = S.indices.copy(), S.indptr.copy()
-    if fault == "index":
-        indices[len(indices) // 2] = 30
-    elif fault == "negative":
-        indices[-1] = -1
-    else:
-        indptr[20] = indptr[22] + 1
+    indices, indptr = broken(S.indices, S.indptr, fault, 30)
     data = S.data.astype(np.float16)
     x = rng.standard_normal(40 if trans else 30).astype(np.float16)
     with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed|index"):

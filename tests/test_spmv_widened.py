@@ -19,6 +19,8 @@ from ascend_linalg import _core
 from ascend_linalg.sparse import csr_array, csr_matrix
 from ascend_linalg.testing import dispatch_records
 
+from _faults import FAULTS, broken
+
 # (values dtype, x dtype): scipy's result is float64 for the first five and
 # float32 for the last two.
 PAIRS = [("bool", "float64"), ("int8", "float64"), ("int32", "float64"), ("int64", "float64"),
@@ -219,19 +221,13 @@ def test_int64_indices_convert_the_values(pair, trans, rng):
     np.testing.assert_array_equal(got, product(S, x, trans))
 
 
-@pytest.mark.parametrize("fault", ["index", "negative", "indptr"])
+@pytest.mark.parametrize("fault", FAULTS)
 @pytest.mark.parametrize("trans", [False, True], ids=["N", "T"])
 @pytest.mark.parametrize("pair", PAIRS, ids=IDS)
 def test_widened_malformed_structure_raises(pair, trans, fault, rng):
     vd, xd = pair
     S = awkward(rng, 40, 30, vd)
-    indices, indptr = S.indices.copy(), S.indptr.copy()
-    if fault == "index":
-        indices[len(indices) // 2] = 30
-    elif fault == "negative":
-        indices[-1] = -1
-    else:
-        indptr[20] = indptr[22] + 1
+    indices, indptr = broken(S.indices, S.indptr, fault, 30)
     A = csr_matrix((S.data, indices, indptr), shape=S.shape)
     x = operand(rng, 40 if trans else 30, xd, None, True)
     with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed|index"):
