@@ -139,7 +139,7 @@ void addTestHooks(py::module_& m) {
             return out;
         },
         "The CPU one-vector SpMV prefetch plan per size class timed so far: key, trans (A^T x), "
-        "value_type, value_store (alDataType_t), blocks, target_log2 (target bytes < 2**target_log2), "
+        "value_type, value_store (0: as value_type; else the alDataType_t the values are stored in, 32 for float32), blocks, target_log2 (target bytes < 2**target_log2), "
         "row_shape (1: most rows far shorter than the mean), scattered (the indices sampled as scattered), plan (-1 while timing), calls timed and fastest ns per row + nonzero per plan (0-7)");
     m.def(
         "spmv_prefetch_decide",

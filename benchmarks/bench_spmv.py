@@ -364,10 +364,16 @@ def main():
     # the prefetch plans the host chose by timing (host/spmv_tune.cpp): one
     # line per size class, matrices of one class share its plan
     print("prefetch plans (SpmvPrefetchPlan) chosen per size class:")
-    kinds = {0: "float32", 1: "float64", 6: "float16", 7: "bfloat16"}  # alDataType_t values
+    # alDataType_t values (32: float32 values widened, SpmvTilingData::valueStore)
+    kinds = {0: "float32", 1: "float64", 4: "int32", 5: "int64", 6: "float16", 7: "bfloat16", 8: "int8", 9: "bool",
+             32: "float32"}
     for c in sorted(_core.spmv_prefetch_classes(), key=lambda c: (c["trans"], c["value_type"], c["target_log2"], c["row_shape"], c["scattered"])):
         best = ", ".join(f"{p}: {ns:.3f}" for p, ns in enumerate(c["best_ns"]) if c["samples"][p])
-        kind = kinds.get(c["value_store"] or c["value_type"], c["value_type"])
+        kind, store = kinds.get(c["value_type"], c["value_type"]), c["value_store"]
+        if store in (6, 7):  # float16/bfloat16 values (float32 sums): named by the stored type
+            kind = kinds[store]
+        elif store:  # other widened values: stored>computed
+            kind = f"{kinds.get(store, store)}>{kind}"
         shape = (", skewed rows" if c["row_shape"] else "") + (", scattered" if c["scattered"] else "")
         print(f"  {'T' if c['trans'] else 'N'} {kind}, {c['blocks']} blocks, target < 2^{c['target_log2']} "
               f"bytes{shape}: plan {c['plan']} (fastest ns per row + nonzero: {best})")
