@@ -186,7 +186,7 @@ inline void withTypes(int32_t valueType, int32_t indexType, F&& f) {
 
 // f(TypeTag<T>{}, TypeTag<I>{}, TypeTag<V>{}): withTypes plus the type V the
 // values are stored in: T unless valueStore names another type, which the
-// host admits only as spmvWidenedValues (spmv_tiling.h) allows: 16-bit
+// host admits only as spmvWidenedValues (host/spmv_internal.h) allows: 16-bit
 // values with float32 compute, any index type; and, int32 indices only
 // (each pair is one more instantiation of every kernel), int8 or bool values
 // with float32 compute and float32 (valueStore kSpmvStoreF32), int32, int64,
