@@ -30,6 +30,10 @@ kernel (``_core.spmv_split_force(0)``) under the default row prefetch rule.
 pay (its rule: rows of 1024 or more on average, partials past 6 MiB;
 512 until the thirty-fourth session).
 
+``--grid --among N`` spreads each matrix's rows evenly over N rows, the
+others empty: the rule counts only the rows that hold nonzeros, so it takes
+the path it takes for the rows alone (``rule``).
+
 ``--parts`` times ``A @ x`` of the power-law matrix and of its two parts:
 its rows of 64 nonzeros or more (9.0e6 nonzeros in 10,816 rows), and the
 rest (1.8e6 nonzeros in 989,184 rows, 88% of them of one nonzero), each
@@ -44,7 +48,7 @@ one thread, then on all of them (``set_num_threads``; scipy's time is
 the one beside the second), so each part's share of the time, and how far
 the second thread takes it, can be read off.
 
-    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid | --parts [--trans]]
+    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid [--among N] | --parts [--trans]]
 """
 import argparse
 import os
@@ -72,19 +76,31 @@ def long_rows(rng, n, rows, length):
     return A
 
 
-def grid(rng, repeats):
+def among_empty(M, total):
+    """M's rows spread evenly over ``total`` rows, the others empty."""
+    lengths = np.zeros(total, np.int64)
+    lengths[np.arange(M.shape[0]) * (total // M.shape[0])] = np.diff(M.indptr)
+    return sp.csr_matrix((M.data, M.indices, np.concatenate([[0], np.cumsum(lengths)])), shape=(total, M.shape[1]))
+
+
+def grid(rng, repeats, among=0):
     n = 10**6
-    print(f"A.T @ x, rows x length of {n:.0e} columns; ms split / merge (scipy), ratios scipy/ours")
-    print(f"{'rows x length':>15} {'dtype':>8} {'scipy ms':>9} {'split ms':>9} {'merge ms':>9} {'split':>6} {'merge':>6}")
+    print(f"A.T @ x, rows x length of {n:.0e} columns"
+          + (f", the rows spread over {among} rows (the others empty)" if among else "")
+          + "; ms split / merge (scipy), ratios scipy/ours; rule: the path the default rule takes")
+    print(f"{'rows x length':>15} {'dtype':>8} {'scipy ms':>9} {'split ms':>9} {'merge ms':>9} {'split':>6} {'merge':>6}"
+          f" {'rule':>6}")
     try:
         for length in (32, 128, 256, 512, 1000, 2000, 5000):
             rows = 3_200_000 // length
             M = long_rows(rng, n, rows, length)
+            if among > rows:
+                M = among_empty(M, among)
             for dtype in (np.float32, np.float64):
                 S = M.astype(dtype)
                 S.data[:] = rng.standard_normal(S.nnz)
                 At, St = csr_matrix(S).T, S.T
-                x = rng.standard_normal(rows).astype(dtype)
+                x = rng.standard_normal(S.shape[0]).astype(dtype)
 
                 def ours(mode, At=At, x=x):
                     def run():
@@ -93,13 +109,16 @@ def grid(rng, repeats):
                             return At @ x
                     return run
 
+                before = _core.spmv_split_calls()
+                ours(-1)()
+                rule = "split" if _core.spmv_split_calls() > before else "merge"
                 samples = {}
                 med = interleaved({"scipy": lambda St=St, x=x: St @ x, "split": ours(1), "merge": ours(0)},
                                   repeats=repeats, samples=samples)
                 r = {k: paired_ratio(samples, "scipy", k) for k in ("split", "merge")}
                 print(f"{f'{rows} x {length}':>15} {np.dtype(dtype).name:>8} {med['scipy']*1e3:>9.2f}"
-                      f" {med['split']*1e3:>9.2f} {med['merge']*1e3:>9.2f} {r['split']:>6.2f} {r['merge']:>6.2f}",
-                      flush=True)
+                      f" {med['split']*1e3:>9.2f} {med['merge']*1e3:>9.2f} {r['split']:>6.2f} {r['merge']:>6.2f}"
+                      f" {rule:>6}", flush=True)
     finally:
         _core.spmv_split_force(-1)
 
@@ -160,6 +179,8 @@ def main():
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--trans", action="store_true", help="A.T @ x")
     ap.add_argument("--grid", action="store_true", help="A.T @ x by row length, split against merge path")
+    ap.add_argument("--among", type=int, default=0,
+                    help="with --grid: the rows spread over this many rows, the others empty")
     ap.add_argument("--parts", action="store_true", help="A @ x (with --trans A.T @ x) of the power-law matrix's long and short rows apart")
     args = ap.parse_args()
     if args.threads:
@@ -169,7 +190,7 @@ def main():
     print(f"ascend_linalg {ascend_linalg.__version__}, {ascend_linalg.get_num_threads()} CPU threads, "
           f"isa: {_core.cpu_isa()}")
     if args.grid:
-        grid(rng, 3 if args.quick else 7)
+        grid(rng, 3 if args.quick else 7, args.among)
         return
     if args.parts:
         parts(rng, 5 if args.quick else 15, args.trans)

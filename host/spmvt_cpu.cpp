@@ -136,10 +136,44 @@ bool spmvtUseBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int
                                         : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, 1);
 }
 
+// Whether the rows that hold nonzeros average kSpmvSplitMinAvg or more:
+// fewer than nnzT / kSpmvSplitMinAvg of them. Counted a stretch of rows at a
+// time, stopping once there are too many, so a matrix of mostly non-empty
+// short rows (the common case) reads a few thousand entries of indptr; a
+// mostly empty one reads all of it, once, as the product itself does. A
+// performance choice only: a malformed indptr counts some row or other.
+template <class I>
+bool longNonEmptyRows(const I* indptr, int64_t rows, int64_t nnzT) {
+    const int64_t most = nnzT / kSpmvSplitMinAvg;
+    if (most == 0) return false;
+    constexpr int64_t kStretch = 4096;
+    int64_t seen = 0;
+    for (int64_t r0 = 0; r0 < rows; r0 += kStretch) {
+        const int64_t r1 = std::min(rows, r0 + kStretch);
+        int64_t n = 0;
+        for (int64_t r = r0; r < r1; ++r) n += indptr[r + 1] != indptr[r];  // vectorised
+        if ((seen += n) > most) return false;
+    }
+    return true;
+}
+
 // Whether y := alpha*A^T x + beta*y runs column-split: the CPU device, one
-// vector, 2 to kSpmvSplitMaxParts blocks; then long rows and large partials
-// (kSpmvSplitMinAvg, kSpmvSplitMinBytes), or whenever forced (spmvSplitForce).
-// Binning forced on (spmvBinForce) takes precedence over the rule.
+// vector, 2 to kSpmvSplitMaxParts blocks; then large partials
+// (kSpmvSplitMinBytes) and long rows: rows averaging kSpmvSplitMinAvg or
+// more, counting only the rows that hold nonzeros (longNonEmptyRows); or
+// whenever forced (spmvSplitForce). Binning forced on (spmvBinForce) takes
+// precedence over the rule.
+// Empty rows cost either kernel little (the split skips each with one
+// compare; the merge path's row walk too, and its chunks of runs leave them
+// out), so long rows among many empty ones take the path they would take
+// alone. Rows of random sorted columns out of 1e6, spread over 1e6 rows, 2
+// threads, float32 / float64 A^T x through Python, interleaved medians of
+// 7, ms split / merge (scipy): 3200 rows of 1000 4.69 / 4.42 (6.14), 5.59 /
+// 5.82 (7.81); 1600 of 2000 3.39 / 4.35 (5.95), 4.57 / 5.91 (7.12); 640 of
+// 5000 3.41 / 4.30 (4.87), 4.20 / 6.52 (6.65); by the old rule's average
+// over all rows (3 to 5) they took the merge path
+// (bench_spmv_long_rows.py --grid --among 1000000; docs/performance.md,
+// forty-first session).
 bool spmvtUseSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
     const int32_t force = gSplitForce.load();
     if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU ||
@@ -149,7 +183,10 @@ bool spmvtUseSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, in
     if (force == 1) return true;
     const int64_t eb = static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType)));
     const int64_t cols = std::min<int64_t>(A->cols, int64_t(1) << 40);  // no overflow below
-    return nnzT / A->rows >= kSpmvSplitMinAvg && cols * eb * t.usedCoreNum > kSpmvSplitMinBytes;
+    if (cols * eb * t.usedCoreNum <= kSpmvSplitMinBytes) return false;
+    if (nnzT / A->rows >= kSpmvSplitMinAvg) return true;
+    return A->indexType == AL_INDEX_64I ? longNonEmptyRows(static_cast<const int64_t*>(A->indptr), A->rows, nnzT)
+                                        : longNonEmptyRows(static_cast<const int32_t*>(A->indptr), A->rows, nnzT);
 }
 
 // The column-split product (spmvtUseSplit). *unsorted: a row was found unsorted

@@ -311,6 +311,65 @@ def test_by_rule_long_rows_and_large_partials_only(rng, split):
     assert ran == 0
 
 
+def among_empty_rows(S, total, at_end=False):
+    """S's rows spread evenly over ``total`` rows (or all at the end), the others empty."""
+    m = S.shape[0]
+    pos = total - m + np.arange(m) if at_end else np.arange(m) * (total // m)
+    lengths = np.zeros(total, np.int64)
+    lengths[pos] = np.diff(S.indptr)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(S.indptr.dtype)
+    M = sp.csr_matrix((S.data, S.indices, indptr), shape=(total, S.shape[1]))
+    M.indices = M.indices.astype(S.indices.dtype)  # scipy's constructor may have narrowed them
+    M.indptr = M.indptr.astype(S.indptr.dtype)
+    return M
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_by_rule_empty_rows_do_not_count(rng, split, index_dtype):
+    """The rule's average counts only the rows that hold nonzeros: long rows
+    among many empty ones split as they would alone; short rows among them,
+    or fewer long ones than the average needs, do not."""
+    split(-1)
+    cases = [
+        (long_rows(rng, 200, 500_000, 1500, index_dtype=index_dtype), True),
+        (long_rows(rng, 400, 500_000, 800, index_dtype=index_dtype), False),  # the average under 1024
+        (long_rows(rng, 3000, 500_000, 40, index_dtype=index_dtype), False),
+    ]
+    for S, expect_split in cases:
+        for total, at_end in ((S.shape[0], False), (S.shape[0] * 1000 + 7, False), (S.shape[0] * 1000, True)):
+            M = among_empty_rows(S, total, at_end)
+            assert M.indptr.dtype == index_dtype
+            x = values(rng, total, np.float64)
+            y, ran = run_split(csr_matrix(M), x)
+            assert ran == int(expect_split), (S.shape, total, at_end)
+            np.testing.assert_allclose(y, M.T @ x, rtol=1e-12, atol=1e-12)
+            if expect_split:
+                np.testing.assert_array_equal(y, M.T @ x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", [0, 1], ids=["merge", "split"])
+def test_long_rows_among_empty_rows_either_kernel(rng, split, mode, dtype):
+    """Both kernels skip empty rows (the split with one compare, the merge
+    path's row walk and its chunks of runs): long rows among many empty rows,
+    with NaN/Inf, give scipy's sums; the column split's bit for bit. A row of
+    every length in between keeps each chunk path busy."""
+    split(mode)
+    S = long_rows(rng, 300, 400_000, 1000, dtype=dtype, special=True)
+    short = long_rows(rng, 300, 400_000, 6, dtype=dtype)
+    for M in (among_empty_rows(S, 300_000), among_empty_rows(S, 300_000, at_end=True),
+              among_empty_rows(sp.vstack([S, short]).tocsr(), 200_000)):
+        x = values(rng, M.shape[0], dtype)
+        y, ran = run_split(csr_matrix(M), x)
+        assert ran == mode
+        ref = M.T @ x
+        if mode:
+            np.testing.assert_array_equal(y, ref)
+        else:
+            tol = 1e-4 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(y, ref, rtol=tol, atol=tol * np.nanmax(np.abs(ref[np.isfinite(ref)])))
+
+
 def test_split_force_rejects_bad_arguments(split):
     with pytest.raises(ValueError, match="split mode"):
         _core.spmv_split_force(2)

@@ -502,11 +502,15 @@ constexpr bool kRunRows = Unit && A1 && Mode == SPMV_BETA_ZERO && std::is_same_v
                           (std::is_same_v<T, float> || std::is_same_v<T, double>);
 // At least 7/8 of the rows of [r0, r1) have the length of the row before
 // them (a loop the compiler vectorises, over the chunk's checked indptr).
-template <class I>
+// NonEmpty: and are not empty. A^T x asks so: a chunk of empty rows around a
+// long one would otherwise count as runs, and its long row would take the
+// runs' loop (no prefetch of its scattered target) where row() prefetches.
+template <bool NonEmpty = false, class I>
 inline bool mostlyRuns(const I* p, int64_t r0, int64_t r1) {
     if (r1 - r0 < 8) return false;
     int64_t same = 0;
-    for (int64_t r = r0 + 1; r < r1; ++r) same += (p[r + 1] - p[r]) == (p[r] - p[r - 1]);
+    for (int64_t r = r0 + 1; r < r1; ++r)
+        same += ((p[r + 1] - p[r]) == (p[r] - p[r - 1])) & (!NonEmpty || p[r + 1] != p[r]);
     return 8 * same >= 7 * (r1 - r0);
 }
 

@@ -100,6 +100,7 @@ __attribute__((always_inline)) inline int walkRows(const I* indptr, const Segmen
         }
         for (; r < re; ++r) {
             const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (e == a) continue;  // an empty row
             if (!row(r, a, e)) return 1;
             a = e;
         }
@@ -264,7 +265,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
             // 6.54 / 6.50; 2000^2 Poisson float32 6.57 / 6.60, float64 8.72 /
             // 8.19 (docs/performance.md, thirty-third session).
             if constexpr (kRunScatter<T, V>) {
-                if (!mostlyRuns(indptr, r, re)) return 0;
+                if (!mostlyRuns<true>(indptr, r, re)) return 0;
                 while (r < re) {
                     int64_t stop;
                     r = runScatterRows<true>(indptr, idx, val, x, xs, win.target, r, re, a, win.lo, win.len, &stop);
@@ -297,7 +298,7 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         while (chk < ce)
             if (!checkTouchAhead<Touch>(idx, &chk, s.k1, lim, part, flags, t, &zeroed)) return -1;
         if constexpr (kRunScatter<T, V>) {
-            if (mostlyRuns(indptr, r, re)) {
+            if (mostlyRuns<true>(indptr, r, re)) {
                 runScatterRows<false>(indptr, idx, val, x, xs, part, r, re, a);
                 return 1;
             }

@@ -9,8 +9,9 @@
 // whatever the block count (the merge-path kernel's partials are summed in
 // block order instead).
 // The rows' long stretches keep the searches (two per row and block) cheap
-// against the scatter; the host only splits when rows average kSpmvSplitMinAvg
-// nonzeros or more.
+// against the scatter; the host only splits when the rows that hold
+// nonzeros average kSpmvSplitMinAvg or more. An empty row costs a block one
+// compare (no search, no load of x).
 // Rows need not be sorted for the result to be right: a block checks that
 // every index of its stretch lies in its own columns before it scatters any
 // (a vectorised min/max pass over indices it then reads from L1); an index
@@ -145,6 +146,7 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
             flagError(ws);
             return;
         }
+        if (kB == kA) continue;  // an empty row: no search, scatter or load of x
         const int64_t a = first ? kA : splitPoint(idx, kA, kB, c0);
         const int64_t e = lastBlock ? kB : splitPoint(idx, kA, kB, c1);
         if (a > e) {  // an unsorted row
