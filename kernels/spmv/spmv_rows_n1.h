@@ -41,7 +41,10 @@ __attribute__((always_inline)) inline int64_t fixedRun(const I* indptr, const I*
     return r;
 }
 // Rows [r, re) starting at nonzero a, each index checked as it is loaded
-// (fixedRun, shortDotChecked; long rows by the checked dot). False on a bad
+// (fixedRun, shortDotChecked; long rows by the checked dot); a run of empty
+// rows written +0 in one loop (it took the default case, two prefetches and
+// a call a row: a 1e6-row matrix with 1% of its rows holding 50 nonzeros,
+// float32 A x, 2 threads, 1.81 -> 0.87 ms, scipy 1.32-1.52). False on a bad
 // index.
 template <int Pf, class T, class I, class Dot>
 inline bool runRows(const I* indptr, const I* idx, const T* val, const T* x, T* y, int64_t ys, int64_t r,
@@ -50,6 +53,12 @@ inline bool runRows(const I* indptr, const I* idx, const T* val, const T* x, T* 
     while (r < re) {
         const int64_t n = static_cast<int64_t>(indptr[r + 1]);
         switch (n - a) {
+            case 0:  // a run of empty rows: scipy's sum of nothing, +0
+                do {
+                    y[r * ys] = T{};
+                    ++r;
+                } while (r < re && static_cast<int64_t>(indptr[r + 1]) == a);
+                continue;
 #define AL_SPMV_RUN(l)                                                          \
     case l:                                                                     \
         if ((r = fixedRun<l, Pf>(indptr, idx, val, x, y, ys, r, re, a, lim)) < 0) \
