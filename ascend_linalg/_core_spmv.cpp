@@ -315,6 +315,23 @@ void addSpmv(py::module_& m) {
     m.def("spmv", &spmv, py::arg("device"), py::arg("trans"), py::arg("alpha"), py::arg("indptr"),
           py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("beta"),
           py::arg("y"), py::arg("resident") = py::none(), py::arg("verify") = true);
+    m.def(
+        "spmv_reads_widened",
+        [](const py::dtype& values, const py::dtype& compute, const py::dtype& index) {
+            alDataType_t store, type;
+            try {
+                store = storedType(values);
+                type = dataType(compute);
+            } catch (const py::type_error&) {
+                return false;  // no kernel for one of them
+            }
+            const int32_t it = index.itemsize() == 4 ? AL_INDEX_32I : AL_INDEX_64I;
+            return store != type && al::spmvWidenedValues(store, type, it);
+        },
+        py::arg("values"), py::arg("compute"), py::arg("index"),
+        "Whether the CPU kernels of the compute dtype read values of this dtype as they are stored, "
+        "widening each as numpy's astype(compute) would (with indices of this dtype; "
+        "host/spmv_internal.h, spmvWidenedValues)");
     m.def("spmv_fast", &spmvFast, py::arg("trans"), py::arg("data"), py::arg("indices"), py::arg("indptr"),
           py::arg("rows"), py::arg("cols"), py::arg("x"), py::arg("alpha") = py::none(),
           py::arg("beta") = py::none(), py::arg("y") = py::none(),

@@ -291,3 +291,19 @@ def test_spmv_fused_with_widened_values(pair, trans, rng):
     assert out is y and fresh is nan and rec == [("spmv", "cpu", None)] * 2
     np.testing.assert_array_equal(y, 2 * exact - y0)
     np.testing.assert_array_equal(nan, exact)
+
+
+def test_host_names_exactly_the_widened_pairs():
+    """``_core.spmv_reads_widened`` (the host's ``spmvWidenedValues``, which the
+    Python layer asks): the seven pairs with int32 indices, float16/bfloat16
+    under float32 with either index width, and nothing else."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    kinds = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", ml_dtypes.bfloat16, "float32", "float64",
+             "complex64", "complex128"]
+    for v in kinds:
+        for c in kinds:
+            for index in ("int32", "int64"):
+                got = _core.spmv_reads_widened(np.dtype(v), np.dtype(c), np.dtype(index))
+                half = np.dtype(v) in (np.dtype("float16"), np.dtype(ml_dtypes.bfloat16)) and np.dtype(c) == np.float32
+                want = half or (index == "int32" and (str(np.dtype(v)), str(np.dtype(c))) in PAIRS)
+                assert got is want, (v, c, index)

@@ -19,18 +19,31 @@ _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
 _ONE = {t: np.ones(1, dtype=t) for t in _KERNEL_DTYPES}
 _ZERO = {t: np.zeros(1, dtype=t) for t in _KERNEL_DTYPES}
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
-# Values the CPU kernels widen to the result dtype as they read them, with
-# int32 indices (host/spmv_internal.h, spmvWidenedValues): the product is the
-# one over ``data.astype(result)``, without that copy.
-_WIDENED = {np.dtype(np.float64): frozenset(np.dtype(t) for t in (np.float32, np.int32, np.int64, np.int8, np.bool_)),
-            np.dtype(np.float32): frozenset(np.dtype(t) for t in (np.int8, np.bool_))}
-_INT32 = np.dtype(np.int32)
+_WIDENED = {}  # (values, result, index dtype) -> the host's answer, asked once
 
 
 def widened(backend, data, dtype, indices):
     """Whether the ``backend`` kernel of result ``dtype`` reads ``data`` as it
-    is, widening each value as numpy's ``astype(dtype)`` would."""
-    return backend == "cpu" and indices.dtype == _INT32 and data.dtype in _WIDENED.get(dtype, ())
+    is, widening each value as numpy's ``astype(dtype)`` would (the CPU
+    kernels, for the pairs ``spmvWidenedValues`` in host/spmv_internal.h
+    names): the product is the one over ``data.astype(dtype)``, without that
+    copy."""
+    if backend != "cpu":
+        return False
+    key = (data.dtype, dtype, indices.dtype)
+    answer = _WIDENED.get(key)
+    if answer is None:
+        answer = _WIDENED[key] = _core.spmv_reads_widened(*key)
+    return answer
+
+
+def kernel_values(backend, data, dtype, indices):
+    """``data`` as the ``backend`` kernel of result ``dtype`` reads it: as it
+    is where the kernel widens it (``widened``), else converted to ``dtype``;
+    contiguous and aligned either way."""
+    if widened(backend, data, dtype, indices):
+        return aligned(np.ascontiguousarray(data))
+    return aligned(np.ascontiguousarray(data, dtype=dtype))
 
 
 def aligned(a):
@@ -163,10 +176,7 @@ def matvec(A, other, transposed):
         record(op, "scipy", f"index arrays of dtype {srcs[1].dtype} are not integers")
         return None
     indptr, indices = index
-    if widened(backend, srcs[0], dtype, indices):
-        data = aligned(np.ascontiguousarray(srcs[0]))
-    else:
-        data = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
+    data = kernel_values(backend, srcs[0], dtype, indices)
     x = _operand(other, dtype, transposed, backend)
     y = np.empty((M,) + other.shape[1:], dtype=dtype)
     try:

@@ -14,8 +14,8 @@ from .._core import HostError
 from .._routing import kernel_lacking, record, route, use_backend
 from ._classes import _Routed
 from ._residency import track
-from ._matvec import (_KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, aligned, check_structure, run_spmv,
-                      sources, widened)
+from ._matvec import (_KERNEL_DTYPES, _ONE, _ZERO, _index_arrays, _operand, aligned, check_structure,
+                      kernel_values, run_spmv, sources)
 
 __all__ = ["spmv"]
 
@@ -242,10 +242,7 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
             # CSC storage is the CSR form of A.T over the same arrays.
             kernel_trans = trans != (A.format == "csc")
             srows, scols = A.shape[::-1] if A.format == "csc" else A.shape
-            if widened(backend, srcs[0], dtype, index[1]):  # read as they lie, widened by the kernels
-                values = aligned(np.ascontiguousarray(srcs[0]))
-            else:
-                values = aligned(np.ascontiguousarray(srcs[0], dtype=dtype))
+            values = kernel_values(backend, srcs[0], dtype, index[1])
             operand = _operand(x, dtype, kernel_trans, backend)
             # (not flags.c_contiguous: that ignores the strides of length-1 axes)
             target = _kernel_target(y, dtype.itemsize, operand, values, index[0], index[1])
