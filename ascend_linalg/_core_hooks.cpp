@@ -168,8 +168,9 @@ void addTestHooks(py::module_& m) {
             al::spmvPrefetchForce(plan);
         },
         py::arg("plan"),
-        "Every CPU one-vector SpMV call (A x and A^T x) uses this prefetch plan (0-7, SpmvPrefetchPlan "
-        "bits), or -1: chosen by timing");
+        "Every CPU one-vector SpMV call (A x and A^T x) whose plan the host would choose by timing (rows + "
+        "nonzeros 2**18 or more, not binned or column-split; the others keep plan 0, the rule) uses this prefetch plan (0-7, "
+        "SpmvPrefetchPlan bits), or -1: chosen by timing");
     m.def(
         "spmv_bin_force",
         [](int mode, int64_t chunk_entries) {
