@@ -30,6 +30,9 @@ kernel (``_core.spmv_split_force(0)``) under the default row prefetch rule.
 pay (its rule: rows of 1024 or more on average, partials past 6 MiB;
 512 until the thirty-fourth session).
 
+``--grid --vectors K`` times ``A.T @ X`` of K columns instead (the split
+takes up to 16 vectors, from rows of 96 nonzeros on average).
+
 ``--grid --among N`` spreads each matrix's rows evenly over N rows, the
 others empty: the rule counts only the rows that hold nonzeros, so it takes
 the path it takes for the rows alone (``rule``).
@@ -48,7 +51,7 @@ one thread, then on all of them (``set_num_threads``; scipy's time is
 the one beside the second), so each part's share of the time, and how far
 the second thread takes it, can be read off.
 
-    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid [--among N] | --parts [--trans]]
+    python benchmarks/bench_spmv_long_rows.py [--quick] [--threads N] [--trans | --grid [--among N] [--vectors K] | --parts [--trans]]
 """
 import argparse
 import os
@@ -83,9 +86,9 @@ def among_empty(M, total):
     return sp.csr_matrix((M.data, M.indices, np.concatenate([[0], np.cumsum(lengths)])), shape=(total, M.shape[1]))
 
 
-def grid(rng, repeats, among=0):
+def grid(rng, repeats, among=0, vectors=1):
     n = 10**6
-    print(f"A.T @ x, rows x length of {n:.0e} columns"
+    print(f"A.T @ {'x' if vectors == 1 else f'X ({vectors} columns, C order)'}, rows x length of {n:.0e} columns"
           + (f", the rows spread over {among} rows (the others empty)" if among else "")
           + "; ms split / merge (scipy), ratios scipy/ours; rule: the path the default rule takes")
     print(f"{'rows x length':>15} {'dtype':>8} {'scipy ms':>9} {'split ms':>9} {'merge ms':>9} {'split':>6} {'merge':>6}"
@@ -100,7 +103,7 @@ def grid(rng, repeats, among=0):
                 S = M.astype(dtype)
                 S.data[:] = rng.standard_normal(S.nnz)
                 At, St = csr_matrix(S).T, S.T
-                x = rng.standard_normal(S.shape[0]).astype(dtype)
+                x = rng.standard_normal((S.shape[0], vectors) if vectors > 1 else S.shape[0]).astype(dtype)
 
                 def ours(mode, At=At, x=x):
                     def run():
@@ -181,6 +184,8 @@ def main():
     ap.add_argument("--grid", action="store_true", help="A.T @ x by row length, split against merge path")
     ap.add_argument("--among", type=int, default=0,
                     help="with --grid: the rows spread over this many rows, the others empty")
+    ap.add_argument("--vectors", type=int, default=1,
+                    help="with --grid: A.T @ X of this many columns (the split takes up to 16)")
     ap.add_argument("--parts", action="store_true", help="A @ x (with --trans A.T @ x) of the power-law matrix's long and short rows apart")
     args = ap.parse_args()
     if args.threads:
@@ -190,7 +195,7 @@ def main():
     print(f"ascend_linalg {ascend_linalg.__version__}, {ascend_linalg.get_num_threads()} CPU threads, "
           f"isa: {_core.cpu_isa()}")
     if args.grid:
-        grid(rng, 3 if args.quick else 7, args.among)
+        grid(rng, 3 if args.quick else 7, args.among, args.vectors)
         return
     if args.parts:
         parts(rng, 5 if args.quick else 15, args.trans)

@@ -404,7 +404,10 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
         bool unsorted;
         void* in[5] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),
                        X->data, Y->data};
-        if ((st = spmvtRunSplit(dev, t, A, nnzT, in, plainT, &unsorted)) != AL_STATUS_SUCCESS) return st;
+        // plain: y takes the sums as they come (row-major for several vectors)
+        const bool plainSplit = t.betaMode == SPMV_BETA_ZERO && betaMode(alpha, ct) == SPMV_BETA_ONE &&
+                                (t.nvec == 1 ? t.yRowStride == 1 : t.yRowStride == t.nvec && t.yColStride == 1);
+        if ((st = spmvtRunSplit(dev, t, A, nnzT, in, plainSplit, &unsorted)) != AL_STATUS_SUCCESS) return st;
         if (!unsorted) return stage.commit();
     }
     const bool binned = op == AL_OP_T && spmvtUseBins(dev, t, A, nnzT);

@@ -190,10 +190,13 @@ SpmvBinTiling spmvBinTiling(const SpmvTilingData& t, int64_t nnz, int64_t chunks
 // row that falls there (rows sorted by column hold it contiguously), in row
 // order from zero: scipy's own sums, no partials, no reduction. A row found
 // unsorted sets the status word to kSpmvSplitUnsorted and the host runs the
-// merge-path product instead. The plain product (alpha 1, beta 0,
-// unit-stride y) sums straight into y; any other into the workspace's sum
-// buffer (sumOffset), and a second launch with epilogue = 1 writes y from it.
+// merge-path product instead. Up to kSpmvSplitMaxVec vectors: the sums are
+// row-major (column c's nvec sums at c * nvec). The plain product (alpha 1,
+// beta 0, y unit-stride for one vector, row-major for several) sums straight
+// into y; any other into the workspace's sum buffer (sumOffset), and a
+// second launch with epilogue = 1 writes y from it.
 constexpr int32_t kSpmvSplitMaxParts = 256;
+constexpr int32_t kSpmvSplitMaxVec = 16;
 constexpr int32_t kSpmvSplitUnsorted = 3;
 struct SpmvSplitTiling {
     SpmvTilingData t;       // the product's tiling (usedCoreNum blocks = parts)

@@ -43,7 +43,8 @@ std::atomic<int64_t> gBinChunkEntries{0};  // > 0: pool entries per chunk (tests
 std::atomic<int64_t> gBinCalls{0};         // products run binned
 
 // The column-split transposed product (kernels/spmv/spmvt_split.h) on the
-// CPU, for y := alpha*A^T x + beta*y (one vector, two blocks or more) of a
+// CPU, for y := alpha*A^T x + beta*y (up to kSpmvSplitMaxVec vectors, two
+// blocks or more) of a
 // matrix of long rows whose blocks' partials together would be large: rows
 // averaging kSpmvSplitMinAvg nonzeros or more, partials past
 // kSpmvSplitMinBytes (the bound past which scattered targets are taken to
@@ -71,6 +72,20 @@ std::atomic<int64_t> gBinCalls{0};         // products run binned
 // (docs/performance.md, thirty-fourth session): 1024 keeps the float64
 // rows of 512-1000 that it won on the AVX2 host on the merge path.
 constexpr int64_t kSpmvSplitMinAvg = 1024;
+// Several vectors (up to kSpmvSplitMaxVec): a row's searches are paid once
+// for all its vectors, and the merge path's partials are nvec times larger,
+// so shorter rows split. Random sorted rows out of 1e6 columns (1.6e6
+// nonzeros), 2 threads, A^T X with X in C order, through Python,
+// interleaved medians of 5, ms split / merge (scipy), float32 / float64:
+// rows of 64, 2 vectors 3.24 / 2.66 (7.21), 6.23 / 6.80 (14.82); 8 vectors
+// 9.33 / 11.23 (29.92), 20.09 / 19.79 (43.42); rows of 100, 2 vectors 3.84
+// / 3.39 (17.02), 5.86 / 7.99 (16.65); 4 vectors 5.76 / 7.85 (21.00), 7.97
+// / 11.95 (25.41); 16 vectors 21.66 / 20.57 (46.15), 38.91 / 36.74 (78.60);
+// rows of 128, 2 vectors 2.89 / 2.90 (10.67), 5.44 / 7.01 (15.03); 4
+// vectors 5.22 / 7.51 (19.03), 10.56 / 11.91 (27.86); 8 vectors 9.03 /
+// 11.43 (27.87), 20.15 / 19.37 (44.12); rows of 32 and less: the merge
+// path by 10-50% (docs/performance.md, forty-first session).
+constexpr int64_t kSpmvSplitMinAvgMv = 96;
 constexpr int64_t kSpmvSplitMinBytes = kSpmvScatterPfMinBytes;
 std::atomic<int32_t> gSplitForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
 std::atomic<int64_t> gSplitCalls{0};   // products run column-split (not fallen back)
@@ -136,15 +151,15 @@ bool spmvtUseBins(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int
                                         : spmvScattered32(static_cast<const int32_t*>(A->indices), 0, nnzT, 1);
 }
 
-// Whether the rows that hold nonzeros average kSpmvSplitMinAvg or more:
-// fewer than nnzT / kSpmvSplitMinAvg of them. Counted a stretch of rows at a
+// Whether the rows that hold nonzeros average minAvg or more: at most
+// nnzT / minAvg of them. Counted a stretch of rows at a
 // time, stopping once there are too many, so a matrix of mostly non-empty
 // short rows (the common case) reads a few thousand entries of indptr; a
 // mostly empty one reads all of it, once, as the product itself does. A
 // performance choice only: a malformed indptr counts some row or other.
 template <class I>
-bool longNonEmptyRows(const I* indptr, int64_t rows, int64_t nnzT) {
-    const int64_t most = nnzT / kSpmvSplitMinAvg;
+bool longNonEmptyRows(const I* indptr, int64_t rows, int64_t nnzT, int64_t minAvg) {
+    const int64_t most = nnzT / minAvg;
     if (most == 0) return false;
     constexpr int64_t kStretch = 4096;
     int64_t seen = 0;
@@ -157,10 +172,11 @@ bool longNonEmptyRows(const I* indptr, int64_t rows, int64_t nnzT) {
     return true;
 }
 
-// Whether y := alpha*A^T x + beta*y runs column-split: the CPU device, one
-// vector, 2 to kSpmvSplitMaxParts blocks; then large partials
-// (kSpmvSplitMinBytes) and long rows: rows averaging kSpmvSplitMinAvg or
-// more, counting only the rows that hold nonzeros (longNonEmptyRows); or
+// Whether Y := alpha*A^T X + beta*Y runs column-split: the CPU device, 1 to
+// kSpmvSplitMaxVec vectors, 2 to kSpmvSplitMaxParts blocks; then large
+// partials (kSpmvSplitMinBytes, all vectors) and long rows: rows averaging
+// kSpmvSplitMinAvg or more (kSpmvSplitMinAvgMv for several vectors),
+// counting only the rows that hold nonzeros (longNonEmptyRows); or
 // whenever forced (spmvSplitForce). Binning forced on (spmvBinForce) takes
 // precedence over the rule.
 // Empty rows cost either kernel little (the split skips each with one
@@ -177,16 +193,17 @@ bool longNonEmptyRows(const I* indptr, int64_t rows, int64_t nnzT) {
 bool spmvtUseSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT) {
     const int32_t force = gSplitForce.load();
     if (force == 0 || (force < 0 && gBinForce.load() == 1) || dev.kind() != AL_DEVICE_CPU ||
-        t.nvec != 1 || t.usedCoreNum < 2 || t.usedCoreNum > kSpmvSplitMaxParts || A->cols <= 0 || A->rows <= 0 ||
-        nnzT <= 0)
-        return false;
+        t.nvec < 1 || t.nvec > kSpmvSplitMaxVec || t.usedCoreNum < 2 || t.usedCoreNum > kSpmvSplitMaxParts ||
+        A->cols <= 0 || A->cols > (int64_t(1) << 40) || A->rows <= 0 || nnzT <= 0)
+        return false;  // (no overflow below or in the sum buffer's size)
     if (force == 1) return true;
     const int64_t eb = static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType)));
-    const int64_t cols = std::min<int64_t>(A->cols, int64_t(1) << 40);  // no overflow below
-    if (cols * eb * t.usedCoreNum <= kSpmvSplitMinBytes) return false;
-    if (nnzT / A->rows >= kSpmvSplitMinAvg) return true;
-    return A->indexType == AL_INDEX_64I ? longNonEmptyRows(static_cast<const int64_t*>(A->indptr), A->rows, nnzT)
-                                        : longNonEmptyRows(static_cast<const int32_t*>(A->indptr), A->rows, nnzT);
+    if (A->cols * eb * t.nvec * t.usedCoreNum <= kSpmvSplitMinBytes) return false;
+    const int64_t minAvg = t.nvec > 1 ? kSpmvSplitMinAvgMv : kSpmvSplitMinAvg;
+    if (nnzT / A->rows >= minAvg) return true;
+    return A->indexType == AL_INDEX_64I
+               ? longNonEmptyRows(static_cast<const int64_t*>(A->indptr), A->rows, nnzT, minAvg)
+               : longNonEmptyRows(static_cast<const int32_t*>(A->indptr), A->rows, nnzT, minAvg);
 }
 
 // The column-split product (spmvtUseSplit). *unsorted: a row was found unsorted
@@ -202,8 +219,8 @@ alStatus_t spmvtRunSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr*
     st.workspaceSize = 64;
     if (!plain) {
         st.sumOffset = 64;
-        st.workspaceSize += (A->cols * static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType))) + 63) /
-                            64 * 64;
+        st.workspaceSize += (A->cols * t.nvec * static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType))) +
+                             63) / 64 * 64;
     }
     SpmvWorkspace ws(dev);
     if (ws.allocate(static_cast<size_t>(st.workspaceSize)) != AL_STATUS_SUCCESS)

@@ -16,7 +16,7 @@ import ascend_linalg
 from ascend_linalg import _core
 from ascend_linalg.sparse import csr_array, csr_matrix, spmv
 
-from _fused_cases import FUSED, fused_case
+from _fused_cases import FUSED, fused_case, textbook_mul
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -267,11 +267,11 @@ def test_split_fused_alpha_beta_strided_y(rng, split, dtype, case):
 
 
 def test_not_split_where_not_allowed(rng, split, threads):
-    """One thread, several vectors, or A x: the split does not run, even forced."""
+    """One thread, more than 16 vectors, or A x: the split does not run, even forced."""
     split(1)
     S = long_rows(rng, 300, 50_000, 1000)
     x = values(rng, 300, np.float64)
-    X = values(rng, 300 * 3, np.float64).reshape(300, 3)
+    X = values(rng, 300 * 17, np.float64).reshape(300, 17)
     before = _core.spmv_split_calls()
     with ascend_linalg.use_backend("cpu"):
         out = spmv(S, X, trans=True)
@@ -308,6 +308,115 @@ def test_by_rule_long_rows_and_large_partials_only(rng, split):
     split(0)
     wide = cases[0][0]
     y, ran = run_split(csr_matrix(wide), values(rng, wide.shape[0], np.float64))
+    assert ran == 0
+
+
+def several(rng, rows, nvec, dtype, order):
+    """rows x nvec values in C or Fortran order, or every other column of a wider array."""
+    X = values(rng, rows * 2 * nvec, dtype).reshape(rows, 2 * nvec)
+    return X[:, ::2] if order == "strided" else np.asarray(X[:, :nvec], order=order)
+
+
+@pytest.mark.parametrize("dtype", VALUE_DTYPES)
+@pytest.mark.parametrize("nvec", [2, 3, 8, 9, 16])
+@pytest.mark.parametrize("order", ["C", "F", "strided"])
+def test_split_several_vectors_match_scipy_bitwise(rng, split, dtype, nvec, order):
+    """A.T @ X and X.T @ A column-split for 2 to 16 vectors, X in any layout: each
+    column of the result is scipy's sum, bit for bit, NaN and Inf included."""
+    split(1)
+    S = long_rows(rng, 200, 70_001, 1000, dtype, special=True)  # two blocks from 2 vectors
+    X = several(rng, 200, nvec, dtype, order)
+    X0 = X.copy()
+    for A in (csr_matrix(S), csr_array(S)):
+        Y, ran = run_split(A, X)
+        assert ran == 1
+        ref = S.T @ X
+        assert Y.dtype == ref.dtype and Y.shape == ref.shape
+        np.testing.assert_array_equal(Y, ref)
+        before = _core.spmv_split_calls()
+        with ascend_linalg.use_backend("cpu"):
+            Z = X.T @ A
+        assert _core.spmv_split_calls() - before == 1
+        np.testing.assert_array_equal(Z, X.T @ S)
+    np.testing.assert_array_equal(X, X0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int32])
+@pytest.mark.parametrize("layout", ["new", "C", "F", "strided"])
+@pytest.mark.parametrize("alpha,beta", [(1, 0), (2, 0), (-3, 1), (5, -2)])
+def test_split_several_vectors_fused(rng, split, dtype, layout, alpha, beta):
+    """Y = alpha * A.T @ X + beta * Y column-split, Y new, C, Fortran or strided:
+    scipy's sums, then alpha * s + beta * Y, bit for bit; Y written in place;
+    beta 0 never reads Y (NaN there must not show)."""
+    split(1)
+    S = long_rows(rng, 200, 70_001, 1000, dtype, special=True)  # two blocks from 2 vectors
+    X = several(rng, 200, 5, dtype, "C")
+    s = S.T @ X
+    a, b = np.asarray(alpha, dtype)[()], np.asarray(beta, dtype)[()]
+    if np.issubdtype(dtype, np.complexfloating):
+        a = a * np.asarray(1 - 0.5j, dtype)
+    y = None
+    if layout != "new":
+        y = values(rng, s.size * 6, dtype).reshape(s.shape[0] * 2, s.shape[1] * 3)[::2, ::3]
+        y = y if layout == "strided" else np.asarray(y, order=layout)
+        if beta == 0 and not np.issubdtype(dtype, np.integer):
+            y[...] = np.nan
+    expect = s if a == 1 else textbook_mul(a, s)
+    if y is not None and b != 0:
+        expect = expect + (y if b == 1 else textbook_mul(b, y))
+    before = _core.spmv_split_calls()
+    with ascend_linalg.use_backend("cpu"):
+        out = spmv(S, X, alpha=a, beta=b, y=y, trans=True)
+    assert _core.spmv_split_calls() - before == 1
+    if y is not None:
+        assert np.shares_memory(out, y)
+    assert out.dtype == expect.dtype
+    np.testing.assert_array_equal(out, expect)
+
+
+@pytest.mark.parametrize("where", ["index_too_large", "index_negative", "indptr_decreasing"])
+@pytest.mark.parametrize("fused", [False, True])
+def test_split_several_vectors_malformed_raises(rng, split, where, fused):
+    """Malformed structure under several vectors: ValueError; with alpha/beta the
+    caller's Y is untouched (written only after every block checked its stretches)."""
+    split(1)
+    S, A = malformed(rng, np.int32, where, 0.5)
+    X = several(rng, S.shape[0], 4, np.float64, "C")
+    y = values(rng, S.shape[1] * 4, np.float64).reshape(S.shape[1], 4)
+    y0 = y.copy()
+    kw = dict(alpha=2.0, beta=0.5, y=y) if fused else {}
+    with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
+        spmv(A, X, trans=True, **kw)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_split_several_vectors_unsorted_falls_back(rng, split):
+    """An unsorted row under several vectors: the merge path computes the product."""
+    split(1)
+    S = long_rows(rng, 300, 80_000, 1000)
+    indices, data = S.indices.copy(), S.data.copy()
+    seg = slice(S.indptr[150], S.indptr[151])
+    indices[seg], data[seg] = indices[seg][::-1].copy(), data[seg][::-1].copy()
+    A = csr_matrix((data, indices, S.indptr.copy()), shape=S.shape)
+    X = several(rng, 300, 6, np.float64, "F")
+    Y, ran = run_split(A, X)
+    assert ran == 0
+    np.testing.assert_allclose(Y, S.T @ X, rtol=1e-12, atol=1e-12)
+
+
+def test_by_rule_several_vectors(rng, split):
+    """The rule for several vectors: rows of 96 nonzeros or more on average (the
+    rows' searches are shared by the vectors), partials of all vectors past 6 MiB;
+    not shorter rows, more than 16 vectors, or one vector with such rows."""
+    split(-1)
+    S = long_rows(rng, 2000, 400_000, 200)  # rows of ~200
+    short = long_rows(rng, 6000, 400_000, 60)
+    for M, nvec, expect_split in ((S, 4, True), (S, 16, True), (S, 17, False), (short, 4, False)):
+        X = several(rng, M.shape[0], nvec, np.float64, "C")
+        Y, ran = run_split(csr_matrix(M), X)
+        assert ran == int(expect_split), (M.shape, nvec)
+        np.testing.assert_allclose(Y, M.T @ X, rtol=1e-12, atol=1e-12)
+    y, ran = run_split(csr_matrix(S), values(rng, S.shape[0], np.float64))
     assert ran == 0
 
 

@@ -1,5 +1,7 @@
-// The column-split transposed product: y := alpha*A^T x + beta*y, one
-// vector, for a matrix of long rows (the host picks it: spmvt_cpu.cpp).
+// The column-split transposed product: Y := alpha*A^T X + beta*Y, up to
+// kSpmvSplitMaxVec vectors, for a matrix of long rows (the host picks it:
+// spmvt_cpu.cpp). Several vectors: the sums are row-major (nvec per column)
+// and each nonzero updates a row of them (mvScatter).
 // Block b owns the columns [split[b], split[b + 1]) of y and walks every row,
 // taking only the stretch of the row that falls in its columns: a row sorted
 // by column holds them in one contiguous stretch, found by a search. So no
@@ -10,7 +12,8 @@
 // block order instead).
 // The rows' long stretches keep the searches (two per row and block) cheap
 // against the scatter; the host only splits when the rows that hold
-// nonzeros average kSpmvSplitMinAvg or more. An empty row costs a block one
+// nonzeros average kSpmvSplitMinAvg or more (kSpmvSplitMinAvgMv for several
+// vectors, whose rows share the searches). An empty row costs a block one
 // compare (no search, no load of x).
 // Rows need not be sorted for the result to be right: a block checks that
 // every index of its stretch lies in its own columns before it scatters any
@@ -123,20 +126,27 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
     T* y = static_cast<T*>(args[4]);
     void* ws = args[5];
     const int64_t c0 = st.split[b], c1 = st.split[b + 1];
+    // the sums, row-major (column c's nvec sums at c * nvec): y itself for
+    // the plain product (y row-major then), else the workspace's buffer
+    const int64_t nv = t.nvec;
     T* const sum = st.sumOffset ? reinterpret_cast<T*>(static_cast<char*>(ws) + st.sumOffset) : y;
     if (st.epilogue) {  // every block checked its stretches: y from the sums
         const T alpha = fromBytes<T>(t.alpha), beta = fromBytes<T>(t.beta);
-        for (int64_t c = c0; c < c1; ++c) epilogue(t.betaMode, alpha, beta, sum[c], y + c * t.yRowStride);
+        for (int64_t c = c0; c < c1; ++c)
+            for (int64_t j = 0; j < nv; ++j)
+                epilogue(t.betaMode, alpha, beta, sum[c * nv + j], y + c * t.yRowStride + j * t.yColStride);
         return;
     }
-    std::fill(sum + c0, sum + c1, T{});
+    std::fill(sum + c0 * nv, sum + c1 * nv, T{});
     const int64_t rows = t.rows, nnzT = static_cast<int64_t>(indptr[rows]), xs = t.xRowStride;
     const uint64_t width = static_cast<uint64_t>(c1 - c0);
     const bool first = b == 0, lastBlock = b + 1 == nb;
     // A row spread over more than the cache's share prefetches its target as
     // the merge-path kernel's long spread rows do (longRowPrefetch's bound, on
     // the blocks' shares of y together).
-    const int longPf = longRowPrefetch(t.cols * static_cast<int64_t>(sizeof(T)), t.prefetchPlan);
+    const int longPf = longRowPrefetch(t.cols * nv * static_cast<int64_t>(sizeof(T)), t.prefetchPlan);
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    T xv[kSpmvSplitMaxVec];  // nvec > 1: X's row r
     // and a long stretch its value and index streams (scatterRow<true>)
     const bool streamRows = longRowStreams(spmvArraysPlan<V, I>(t));
     int64_t kA = 0;  // indptr[0] == 0 (the host checked it)
@@ -156,6 +166,24 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
         if (!stretchInRange(idx, a, e, c0, width)) {
             flagStatus(ws, anyOutside(idx, a, e, t.cols) ? 1 : kSpmvSplitUnsorted);
             return;
+        }
+        if (nv > 1) {
+            // X's row, then each nonzero updates a row of the sums, vectors
+            // in blocks of a compile-time width (mvScatter: the merge path's
+            // update, scipy's products and order); a long spread stretch
+            // prefetches the sums' rows kPrefetch nonzeros on, within the
+            // stretch (the same rule as one vector's, below)
+            for (int64_t j = 0; j < nv; ++j) xv[j] = x[r * xs + j * t.xColStride];
+            const bool pf = longPf != kLongPfNone && e - a >= kLongRow &&
+                            (longPf == kLongPfAll || spreadRow<T>(idx, a, e));
+            const int64_t pe = pf ? std::max(a, e - kPrefetch) : a;
+            forMvBlocks(nv, [&](auto w, int64_t v0) __attribute__((always_inline)) {
+                constexpr int W = decltype(w)::value;
+                if (v0 == 0) mvScatter<W, true>(val, idx, a, pe, xv + v0, sum + v0, nv, lim);
+                mvScatter<W, false>(val, idx, v0 == 0 ? pe : a, e, xv + v0, sum + v0, nv, lim);
+            });
+            kA = kB;
+            continue;
         }
         const T xr = x[r * xs];
         // Prefetched only from the block's own stretch: a prefetch for
