@@ -84,7 +84,7 @@ constexpr int64_t kSpmvSplitMinAvg = 1024;
 // rows of 128, 2 vectors 2.89 / 2.90 (10.67), 5.44 / 7.01 (15.03); 4
 // vectors 5.22 / 7.51 (19.03), 10.56 / 11.91 (27.86); 8 vectors 9.03 /
 // 11.43 (27.87), 20.15 / 19.37 (44.12); rows of 32 and less: the merge
-// path by 10-50% (docs/performance.md, forty-first session).
+// path by 3-100% (docs/performance.md, forty-first session).
 constexpr int64_t kSpmvSplitMinAvgMv = 96;
 constexpr int64_t kSpmvSplitMinBytes = kSpmvScatterPfMinBytes;
 std::atomic<int32_t> gSplitForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
