@@ -213,4 +213,16 @@ void addTestHooks(py::module_& m) {
         "applies, 0 never, -1 for long rows and large partials (default)");
     m.def("spmv_split_calls", [] { return al::spmvSplitCalls(); },
           "A^T x products run column-split so far (not those that fell back on an unsorted row)");
+    m.def(
+        "spmv_light_force",
+        [](int mode) {
+            if (mode < -1 || mode > 1)
+                throw py::value_error("light mode must be -1 (by the rule), 0 (never) or 1 (always), got " +
+                                      std::to_string(mode));
+            al::spmvLightForce(mode);
+        },
+        py::arg("mode"),
+        "The light A^T X on the CPU device (the plain product, up to 16 vectors): 1 whenever it applies, "
+        "0 never, -1 for far fewer nonzeros than columns (default)");
+    m.def("spmv_light_calls", [] { return al::spmvLightCalls(); }, "A^T X products run light so far");
 }

@@ -399,15 +399,21 @@ alStatus_t spmvImpl(alHandle_t handle, alOperation_t op, const void* alpha, cons
     const int64_t packOffset = (t.workspaceSize + 63) / 64 * 64;
     int64_t wsBytes = t.workspaceSize;
     const bool plainT = t.betaMode == SPMV_BETA_ZERO && betaMode(alpha, ct) == SPMV_BETA_ONE && t.yRowStride == 1;
+    // plain: y takes the sums as they come (row-major for several vectors)
+    const bool plainRowMajor = t.betaMode == SPMV_BETA_ZERO && betaMode(alpha, ct) == SPMV_BETA_ONE &&
+                               (t.nvec == 1 ? t.yRowStride == 1 : t.yRowStride == t.nvec && t.yColStride == 1);
+    // the CPU device: its arrays are the caller's (no staging)
+    void* in[5] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),
+                   X->data, Y->data};
+    if (op == AL_OP_T) {
+        if (const int lightBlocks = spmvtLightBlocks(dev, t, A, nnzT, plainRowMajor)) {
+            if ((st = spmvtRunLight(dev, t, A, nnzT, in, lightBlocks)) != AL_STATUS_SUCCESS) return st;
+            return stage.commit();
+        }
+    }
     if (op == AL_OP_T && spmvtUseSplit(dev, t, A, nnzT)) {
-        // the CPU device: its arrays are the caller's (no staging)
         bool unsorted;
-        void* in[5] = {const_cast<void*>(A->indptr), const_cast<void*>(A->indices), const_cast<void*>(A->values),
-                       X->data, Y->data};
-        // plain: y takes the sums as they come (row-major for several vectors)
-        const bool plainSplit = t.betaMode == SPMV_BETA_ZERO && betaMode(alpha, ct) == SPMV_BETA_ONE &&
-                                (t.nvec == 1 ? t.yRowStride == 1 : t.yRowStride == t.nvec && t.yColStride == 1);
-        if ((st = spmvtRunSplit(dev, t, A, nnzT, in, plainSplit, &unsorted)) != AL_STATUS_SUCCESS) return st;
+        if ((st = spmvtRunSplit(dev, t, A, nnzT, in, plainRowMajor, &unsorted)) != AL_STATUS_SUCCESS) return st;
         if (!unsorted) return stage.commit();
     }
     const bool binned = op == AL_OP_T && spmvtUseBins(dev, t, A, nnzT);

@@ -70,6 +70,13 @@ bool spmvtUseSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, in
 alStatus_t spmvtRunSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT,
                          void* const* in, bool plain, bool* unsorted);
 
+// Light (kernels/spmv/spmvt_light.h): the plain product only (plain: alpha
+// 1, beta 0, y unit-stride for one vector, row-major for several).
+// spmvtLightBlocks: 0 where it does not apply, else the blocks it runs.
+int spmvtLightBlocks(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT, bool plain);
+alStatus_t spmvtRunLight(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT,
+                         void* const* in, int blocks);
+
 // Binned (kernels/spmv/spmvt_bins.h). spmvtBinPlan fills the bin tiling
 // (chunks, workspace size); spmvtRunBins launches bin and drain per chunk
 // into args' workspace (args[5]) and stops at the first chunk whose

@@ -139,6 +139,11 @@ int64_t spmvBinCalls();
 // (not those that fell back on an unsorted row).
 void spmvSplitForce(int32_t mode);
 int64_t spmvSplitCalls();
+// The light transposed product (kernels/spmv/spmvt_light.h), likewise: -1
+// by the rule, 0 never, 1 whenever it applies; spmvLightCalls counts the
+// products it completed.
+void spmvLightForce(int32_t mode);
+int64_t spmvLightCalls();
 
 // Columns per page of a transposed partial: a block zeroes (and the reduction
 // reads) only the pages its nonzeros touch, so banded matrices cost ~cols, not blocks*cols.
@@ -202,8 +207,19 @@ struct SpmvSplitTiling {
     SpmvTilingData t;       // the product's tiling (usedCoreNum blocks = parts)
     int64_t epilogue;       // 0: sum the stretches; 1: y := alpha*sum + beta*y over each block's columns
     int64_t sumOffset;      // 0: the sums go straight into y; else where the sum buffer (cols values) starts
-    int64_t workspaceSize;  // status word (+ the sum buffer)
+    int64_t workspaceSize;  // status word (+ the sum buffer; the light product's counts and lists)
     int64_t split[kSpmvSplitMaxParts + 1];  // split[0] = 0 <= ... <= split[parts] = cols
+    // The light product (kernels/spmv/spmvt_light.h), plain only: the same
+    // column ownership, sums in y. light 1: each block zeroes its columns of
+    // y and sorts its merge-path share's products into lists by the block
+    // owning their column; light 2: each block adds the lists addressed to it
+    // to y, in block order. 0: the column split above.
+    int64_t light;
+    int64_t countOffset;    // parts x parts int64 counts, [from * parts + to]
+    int64_t listOffset;     // parts x parts lists, listBytes apart, [from * parts + to]
+    int64_t listBytes;      // a list: listCap indices (the index type), then at listValOffset listCap x nvec products
+    int64_t listValOffset;
+    int64_t listCap;        // the most nonzeros one block's share can hold
 };
 
 // What the block split is sized against.

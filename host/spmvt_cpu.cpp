@@ -90,6 +90,18 @@ constexpr int64_t kSpmvSplitMinBytes = kSpmvScatterPfMinBytes;
 std::atomic<int32_t> gSplitForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
 std::atomic<int64_t> gSplitCalls{0};   // products run column-split (not fallen back)
 
+// The light transposed product (kernels/spmv/spmvt_light.h) on the CPU, for
+// the plain Y := A^T X (up to kSpmvSplitMaxVec vectors) of a matrix with
+// far fewer nonzeros than columns: nnzT * kSpmvLightMinRatio <= cols. There
+// the merge path's partials (each block zeroes a whole-length one, the
+// reduction reads them all) cost several times y's bytes, while the light
+// product writes y once and its lists hold each nonzero once.
+constexpr int64_t kSpmvLightMinRatio = 8;     // one vector
+constexpr int64_t kSpmvLightMinRatioMv = 4;   // several
+constexpr double kSpmvLightMaxListBytes = double(int64_t(64) << 20);
+std::atomic<int32_t> gLightForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
+std::atomic<int64_t> gLightCalls{0};   // products run light
+
 // y's columns for the column-split product's blocks: ranges of about equal
 // nonzeros, estimated from up to 64 rows spread over the matrix, each
 // sampled at up to 32 evenly spaced nonzeros (weighted by the row's length).
@@ -246,6 +258,70 @@ alStatus_t spmvtRunSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr*
     return AL_STATUS_SUCCESS;
 }
 
+// The light product's blocks (0: not light): the CPU device, the plain
+// product, 1 to kSpmvSplitMaxVec vectors, lists that fit (their bytes, all
+// blocks together, at most kSpmvLightMaxListBytes or y's); then the rule
+// (kSpmvLightMinRatio) or whenever forced (spmvLightForce). One block for
+// a small product (rows + nonzeros + columns under kSpmvSmallWork, times
+// the vectors), else one per thread.
+int spmvtLightBlocks(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT, bool plain) {
+    const int32_t force = gLightForce.load();
+    if (force == 0 || !plain || dev.kind() != AL_DEVICE_CPU || t.nvec < 1 || t.nvec > kSpmvSplitMaxVec ||
+        A->cols <= 0 || A->cols > (int64_t(1) << 40) || A->rows <= 0 || nnzT <= 0)
+        return 0;
+    if (force < 0 && nnzT > A->cols / (t.nvec > 1 ? kSpmvLightMinRatioMv : kSpmvLightMinRatio)) return 0;
+    const int64_t work = (A->rows + nnzT + A->cols) * t.nvec;
+    const int nb = work < kSpmvSmallWork ? 1 : static_cast<int>(std::min<uint32_t>(std::max(dev.coreNum(), 1u), kSpmvSplitMaxParts));
+    // one vector that the merge path takes in one block: it sums straight into y
+    if (force < 0 && t.nvec == 1 && t.usedCoreNum < 2) return 0;
+    // (in double: no overflow whatever the sizes)
+    const double eb = static_cast<double>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType)));
+    const double ib = A->indexType == AL_INDEX_64I ? 8 : 4;
+    const double lists = static_cast<double>(nb) * (static_cast<double>(nnzT) + nb) * (ib + eb * t.nvec);
+    const double yBytes = static_cast<double>(A->cols) * t.nvec * eb;
+    if (lists > std::max(yBytes, kSpmvLightMaxListBytes)) return 0;
+    return nb;
+}
+
+alStatus_t spmvtRunLight(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT,
+                         void* const* in, int blocks) {
+    SpmvSplitTiling st{};
+    st.t = t;
+    st.t.usedCoreNum = blocks;
+    const int64_t nb = blocks, cols = A->cols, nv = t.nvec;
+    for (int64_t b = 0; b <= nb; ++b)  // even shares, whole lines of y (16 values)
+        st.split[b] = std::min(cols, (cols * b / nb + 15) / 16 * 16);
+    st.split[nb] = cols;
+    auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
+    const int64_t eb = static_cast<int64_t>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType)));
+    const int64_t ib = A->indexType == AL_INDEX_64I ? 8 : 4;
+    // a share of the merge path (rows + nonzeros cut at multiples of
+    // (rows + nnzT) / nb) holds at most this many nonzeros
+    st.listCap = std::min(nnzT, (A->rows + nnzT) / nb + 1);
+    st.listValOffset = up(st.listCap * ib);
+    st.listBytes = st.listValOffset + up(st.listCap * nv * eb);
+    st.countOffset = 64;
+    st.listOffset = up(64 + nb * nb * 8);
+    st.workspaceSize = st.listOffset + nb * nb * st.listBytes;
+    SpmvWorkspace ws(dev);
+    if (ws.allocate(static_cast<size_t>(st.workspaceSize)) != AL_STATUS_SUCCESS)
+        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(st.workspaceSize) +
+                                                " bytes of workspace: " + lastErrorCStr());
+    std::memset(ws.get(), 0, 64);
+    void* args[6] = {in[0], in[1], in[2], in[3], in[4], ws.get()};
+    st.light = 1;
+    alStatus_t s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(nb), args, 6, &st, sizeof(st));
+    if (s != AL_STATUS_SUCCESS) return s;
+    int32_t flag;
+    std::memcpy(&flag, ws.get(), sizeof(flag));
+    if (flag) return spmvMalformed(A);
+    st.light = 2;
+    if ((s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(nb), args, 6, &st, sizeof(st))) != AL_STATUS_SUCCESS)
+        return s;
+    gLightCalls.fetch_add(1);
+    return AL_STATUS_SUCCESS;
+}
+
 SpmvBinTiling spmvtBinPlan(const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT, bool plain) {
     const int64_t forced = gBinChunkEntries.load();
     const int64_t per = forced > 0 ? forced : std::max<int64_t>(2 * A->cols, kSpmvBinChunkMin);
@@ -274,5 +350,7 @@ void spmvBinForce(int32_t mode, int64_t chunkEntries) {
 int64_t spmvBinCalls() { return gBinCalls.load(); }
 void spmvSplitForce(int32_t mode) { gSplitForce.store(mode == 0 || mode == 1 ? mode : -1); }
 int64_t spmvSplitCalls() { return gSplitCalls.load(); }
+void spmvLightForce(int32_t mode) { gLightForce.store(mode == 0 || mode == 1 ? mode : -1); }
+int64_t spmvLightCalls() { return gLightCalls.load(); }
 
 }  // namespace al

@@ -545,8 +545,9 @@ inline void spmvtReduceEntry(uint32_t b, uint32_t nb, void* const* args, const v
 }  // namespace spmvm
 }  // namespace al
 
-// the binned and column-split products (they use checkTouchAhead, walkRows, the row scatters above)
+// the binned, light and column-split products (they use checkTouchAhead, walkRows, the row scatters above)
 #include "spmvt_bins.h"
+#include "spmvt_light.h"
 #include "spmvt_split.h"
 
 #endif

@@ -205,6 +205,10 @@ void splitT(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTiling& s
 inline void spmvtSplitEntry(uint32_t b, uint32_t nb, void* const* args, const void* tiling) {
     const auto& st = *static_cast<const SpmvSplitTiling*>(tiling);
     withStoredTypes(st.t.valueType, st.t.valueStore, st.t.indexType, [&](auto v, auto i, auto s) {
+        if (st.light) {  // the light product (spmvt_light.h): the same tiling and launch
+            lightT<typename decltype(v)::type, typename decltype(i)::type, typename decltype(s)::type>(b, nb, args, st);
+            return;
+        }
         splitT<typename decltype(v)::type, typename decltype(i)::type, typename decltype(s)::type>(b, nb, args, st);
     });
 }
