@@ -93,3 +93,43 @@ def test_atx_mostly_empty_rows_match_scipy(rng, threads, dtype, lengths):
     bound = np.abs(S).astype(np.float64).T @ np.abs(x).astype(np.float64)
     nmax = max(int(np.bincount(S.indices, minlength=S.shape[1]).max()), 1)
     assert (np.abs(y - ref) <= 2 * (nmax + 3) * np.finfo(dtype).eps * bound).all()
+
+
+@pytest.fixture
+def rule_plan():
+    """The prefetch plan by the rule (plan 0, not timed), restored after the test."""
+    from ascend_linalg import _core
+    _core.spmv_prefetch_force(0)
+    yield
+    _core.spmv_prefetch_force(-1)
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int64])
+def test_ax_mostly_empty_wide_x(rng, threads, rule_plan, nthreads, dtype):
+    """x too large for the cache and gathered at random (the scattered prefetch plan), most
+    rows empty: each empty row is +0 (plain) or alpha * 0 + beta * y (fused), the others
+    scipy's sums."""
+    threads(nthreads)
+    S = mostly_empty(rng, 300_007, 2_000_003, dtype, np.int32, (1, 2, 3, 5))
+    if np.issubdtype(dtype, np.complexfloating):
+        S.data = S.data + 1j * rng.standard_normal(S.nnz)
+    x = (rng.standard_normal(S.shape[1]) * 100).astype(dtype)
+    ref = S @ x
+    empty = np.diff(S.indptr) == 0
+    A = csr_matrix(S)
+    with ascend_linalg.use_backend("cpu"):
+        y = A @ x
+        y0 = (rng.standard_normal(S.shape[0]) * 100).astype(dtype)
+        fused = spmv(A, x, alpha=2, beta=3, y=y0.copy())
+    assert y.dtype == ref.dtype
+    if nthreads == 1 or np.issubdtype(dtype, np.integer):  # rows of at most 5: scipy's order
+        np.testing.assert_array_equal(y, ref)
+    elif np.issubdtype(dtype, np.complexfloating):  # a row split between blocks: another order
+        np.testing.assert_allclose(y, ref, rtol=1e-13, atol=1e-10)
+    else:
+        within_bound(y, S, x, ref)
+    np.testing.assert_array_equal(y[empty], 0)
+    assert not np.signbit(y[empty].real).any()
+    np.testing.assert_array_equal(fused[empty], (3 * y0)[empty])
+    np.testing.assert_allclose(fused, 2 * ref + 3 * y0, rtol=1e-5)

@@ -220,6 +220,13 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, i
         }
         for (; r < re; ++r) {
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
+            if (Pf == kPfScattered && n == a) {
+                // an empty row: nothing to prefetch, check or gather (a
+                // mostly empty matrix's rows cost this compare, not the
+                // prefetch window's bounds and two line prefetches)
+                epilogue(Mode, alpha, beta, A1 ? T{} : scale(alpha, T{}), y + r * ys, true);
+                continue;
+            }
             if (Pf == kPfScattered) {
                 // at most kPrefetch into a long row: the rest of a 1e5-nonzero
                 // row's x would be evicted before its use (it is gathered
