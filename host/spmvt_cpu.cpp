@@ -92,13 +92,40 @@ std::atomic<int64_t> gSplitCalls{0};   // products run column-split (not fallen 
 
 // The light transposed product (kernels/spmv/spmvt_light.h) on the CPU, for
 // the plain Y := A^T X (up to kSpmvSplitMaxVec vectors) of a matrix with
-// far fewer nonzeros than columns: nnzT * kSpmvLightMinRatio <= cols. There
+// far fewer nonzeros than columns: nnzT * kSpmvLightMinRatio <= cols
+// (kSpmvLightMinRatioMv for several vectors; one vector that the merge path
+// takes in one block, summing straight into y, kSpmvLightMinRatioOne). There
 // the merge path's partials (each block zeroes a whole-length one, the
 // reduction reads them all) cost several times y's bytes, while the light
-// product writes y once and its lists hold each nonzero once.
+// product writes y once and its lists hold each nonzero once. Random
+// matrices of 1e6 columns, 2 threads, through Python, interleaved medians
+// of 5, ms light / merge (scipy), float32, float64:
+//   1e6 rows, one vector, cols / 8 nonzeros: 1.47 / 1.74 (1.63), 1.44 /
+//   2.21 (2.00); cols / 4: 2.01 / 2.00 (3.53), 2.55 / 3.15 (5.12); cols / 2
+//   float32 2.62 / 2.17 (5.38);
+//   4 vectors, cols / 4: 4.27 / 5.60 (9.24), 8.33 / 9.14 (11.37); cols / 2:
+//   6.47 / 7.73 (12.76), 7.63 / 9.25 (16.13);
+//   1e5 rows, 4 vectors, cols / 4: 1.29 / 2.82 (2.55), 3.52 / 6.75 (6.05);
+//   8 vectors, cols / 2: 7.44 / 6.71 (10.50), 17.80 / 15.45 (19.81);
+//   1e4 rows, one vector (the merge path in one block), cols / 8: 0.35 /
+//   0.20 (0.22), 0.79 / 0.33 (0.32).
+// (docs/performance.md, forty-second session.)
 constexpr int64_t kSpmvLightMinRatio = 8;     // one vector
 constexpr int64_t kSpmvLightMinRatioMv = 4;   // several
 constexpr double kSpmvLightMaxListBytes = double(int64_t(64) << 20);
+// One vector that the merge path takes in one block (straight into y):
+// light from kSpmvLightMinRatioOne columns a nonzero, and only for a y of
+// kSpmvLightLargeY bytes or kSpmvLightManyRows rows, which the light
+// product's two blocks zero or walk in parallel. 1e6 columns, ms light /
+// merge (scipy), interleaved medians of 9: 1e4 rows, cols / 512 nonzeros,
+// float32 (4 MB) 0.096 / 0.077 (0.071), float64 (8 MB) 0.104 / 0.126
+// (0.123), complex128 0.193 / 0.308 (0.291); cols / 32 0.122 / 0.121
+// (0.104), 0.150 / 0.168 (0.155), 0.272 / 0.419 (0.454); 1e5 rows, cols /
+// 512, float32 0.097 / 0.152 (0.130); cols / 8 (beyond the bound) float64
+// 0.415 / 0.381 (0.876).
+constexpr int64_t kSpmvLightMinRatioOne = 32;
+constexpr int64_t kSpmvLightLargeY = int64_t(8) << 20;
+constexpr int64_t kSpmvLightManyRows = 65536;
 std::atomic<int32_t> gLightForce{-1};  // -1: by the rule; 0: never; 1: whenever allowed
 std::atomic<int64_t> gLightCalls{0};   // products run light
 
@@ -259,11 +286,12 @@ alStatus_t spmvtRunSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr*
 }
 
 // The light product's blocks (0: not light): the CPU device, the plain
-// product, 1 to kSpmvSplitMaxVec vectors, lists that fit (their bytes, all
-// blocks together, at most kSpmvLightMaxListBytes or y's); then the rule
-// (kSpmvLightMinRatio) or whenever forced (spmvLightForce). One block for
-// a small product (rows + nonzeros + columns under kSpmvSmallWork, times
-// the vectors), else one per thread.
+// product, 1 to kSpmvSplitMaxVec vectors, lists that fit (the room reserved
+// for them, all blocks together, at most kSpmvLightMaxListBytes or y's
+// bytes, whichever is more); then the rule (kSpmvLightMinRatio) or
+// whenever forced (spmvLightForce). One block for a small product (rows +
+// nonzeros + columns under kSpmvSmallWork, times the vectors), else one
+// per thread.
 int spmvtLightBlocks(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, int64_t nnzT, bool plain) {
     const int32_t force = gLightForce.load();
     if (force == 0 || !plain || dev.kind() != AL_DEVICE_CPU || t.nvec < 1 || t.nvec > kSpmvSplitMaxVec ||
@@ -272,12 +300,18 @@ int spmvtLightBlocks(Device& dev, const SpmvTilingData& t, const alCsrDescr* A, 
     if (force < 0 && nnzT > A->cols / (t.nvec > 1 ? kSpmvLightMinRatioMv : kSpmvLightMinRatio)) return 0;
     const int64_t work = (A->rows + nnzT + A->cols) * t.nvec;
     const int nb = work < kSpmvSmallWork ? 1 : static_cast<int>(std::min<uint32_t>(std::max(dev.coreNum(), 1u), kSpmvSplitMaxParts));
-    // one vector that the merge path takes in one block: it sums straight into y
-    if (force < 0 && t.nvec == 1 && t.usedCoreNum < 2) return 0;
-    // (in double: no overflow whatever the sizes)
     const double eb = static_cast<double>(spmvTypeBytes(static_cast<alDataType_t>(t.valueType)));
+    // One vector that the merge path takes in one block: it sums straight
+    // into y, and the light product gains only its blocks' parallel zeroing
+    // of a large y or walk of many rows, where very light.
+    if (force < 0 && t.nvec == 1 && t.usedCoreNum < 2 &&
+        (nb < 2 || nnzT > A->cols / kSpmvLightMinRatioOne ||
+         (A->cols * static_cast<int64_t>(eb) < kSpmvLightLargeY && A->rows < kSpmvLightManyRows)))
+        return 0;
     const double ib = A->indexType == AL_INDEX_64I ? 8 : 4;
-    const double lists = static_cast<double>(nb) * (static_cast<double>(nnzT) + nb) * (ib + eb * t.nvec);
+    // (nb x nb lists, each room for the most nonzeros a share holds: spmvtRunLight)
+    const double cap = std::min(static_cast<double>(nnzT), static_cast<double>((A->rows + nnzT) / nb + 1));
+    const double lists = static_cast<double>(nb) * nb * cap * (ib + eb * t.nvec);
     const double yBytes = static_cast<double>(A->cols) * t.nvec * eb;
     if (lists > std::max(yBytes, kSpmvLightMaxListBytes)) return 0;
     return nb;

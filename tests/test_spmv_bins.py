@@ -213,7 +213,8 @@ def test_by_size_bins_large_scattered_products_only(rng, bins):
     """The default rule: past 20 MB of partials with scattered indices, not below or banded."""
     bins(-1, 0)
     # one block (rows + nonzeros under 2^18): partials of cols * 8 bytes
-    big = random_csr(rng, 2000, 2_700_000, 40_000, np.float64)  # 21.6 MB, scattered
+    # 21.6 MB, scattered; 20 columns a nonzero (32 or more would run light: test_spmv_light.py)
+    big = random_csr(rng, 2000, 2_700_000, 135_000, np.float64)
     small = random_csr(rng, 2000, 1_000_000, 40_000, np.float64)  # 8 MB
     band = sp.diags([np.ones(2_700_000 - k) for k in range(3)], [0, 1, 2], shape=(2_700_000, 2_700_000),
                     format="csr")[:20_000]  # 21.6 MB of partials, streaming indices

@@ -232,17 +232,23 @@ def test_light_only_plain(rng, light, threads):
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_light_rule(rng, light, threads, index_dtype):
-    """The rule: one vector from 8 columns a nonzero (when the merge path would take two
-    blocks or more), several from 4; a matrix with more nonzeros keeps the other kernels."""
+    """The rule: one vector from 8 columns a nonzero where the merge path would take two
+    blocks or more, else from 32 with y of 8 MiB or 65536 rows; several vectors from 4; a
+    matrix with more nonzeros keeps the other kernels."""
     threads(2)
     light(-1)
     light_one = scattered(rng, 400_000, 1_000_000, 50_000, index_dtype=index_dtype)  # 20 columns a nonzero
     heavy_one = scattered(rng, 400_000, 1_000_000, 200_000, index_dtype=index_dtype)  # 5
     light_mv = scattered(rng, 100_000, 1_000_000, 200_000, index_dtype=index_dtype)  # 5
     heavy_mv = scattered(rng, 100_000, 1_000_000, 400_000, index_dtype=index_dtype)  # 2.5
-    small_one = scattered(rng, 1000, 1_000_000, 1000, index_dtype=index_dtype)  # one block: y direct
+    # the merge path in one block (y direct): light only when very light and y large or rows many
+    small_one = scattered(rng, 1000, 1_000_000, 1000, index_dtype=index_dtype)  # y 8e6 bytes, 1000 rows
+    wide_one = scattered(rng, 1000, 2_000_000, 1000, index_dtype=index_dtype)  # y 16e6 bytes
+    tall_one = scattered(rng, 100_000, 1_000_000, 2000, index_dtype=index_dtype)  # 1e5 rows
+    denser_one = scattered(rng, 100_000, 1_000_000, 40_000, index_dtype=index_dtype)  # 25 columns a nonzero
     for S, nvec, expect in [(light_one, 1, 1), (heavy_one, 1, 0), (light_mv, 4, 1), (heavy_mv, 4, 0),
-                            (small_one, 1, 0), (small_one, 2, 1)]:
+                            (small_one, 1, 0), (small_one, 2, 1), (wide_one, 1, 1), (tall_one, 1, 1),
+                            (denser_one, 1, 0)]:
         x = values(rng, S.shape[0] * nvec, np.float64)
         x = x if nvec == 1 else x.reshape(-1, nvec)
         y, ran = run(csr_matrix(S), x)
