@@ -6,9 +6,9 @@ is faster), the median over rounds of each round's own ratio
 
 Shapes: tall (1e6 x 8) and wide (8 x 1e6, 100 x 1e5) random matrices, a 2e6
 identity, one dense row, one dense column, random 2e5 x 2e5 with 20 a row,
-and two mostly empty 1e6 x 1e6 matrices (1% of the rows holding 50
-nonzeros; 1% holding 5, a light product with far fewer nonzeros than
-columns). Products: ``A @ x`` (N), ``A.T @ x`` (T), and ``A @ X`` /
+two mostly empty 1e6 x 1e6 matrices (1% of the rows holding 50
+nonzeros; 1% holding 5), and 1e5 x 1e6 with 5,000 nonzeros: the last two
+light products, with far fewer nonzeros than columns. Products: ``A @ x`` (N), ``A.T @ x`` (T), and ``A @ X`` /
 ``A.T @ X`` of 4 columns in C order (NX4, TX4), in float64, float32,
 complex128 and int64. Each result is checked against scipy's first.
 
@@ -68,6 +68,7 @@ def cases(rng, quick):
         "random 2e5, 20 a row": random_csr(rng, 2 * 10**5 // s, 2 * 10**5 // s, 4 * 10**6 // s),
         "1e6, 1% rows of 50": mostly_empty(rng, 10**6 // s, 0.01, 50),
         "1e6, 1% rows of 5": mostly_empty(rng, 10**6 // s, 0.01, 5),
+        "1e5 x 1e6, 5000 nonzeros": random_csr(rng, 10**5 // s, 10**6 // s, 5000 // s),
     }
 
 
