@@ -171,6 +171,18 @@ void splitColumns(const alCsrDescr* A, int64_t nnzT, int parts, int64_t* split) 
     }
 }
 
+// The column-split and light launches' workspace: `bytes` of it, its status
+// word zeroed; args := in (indptr, indices, values, x, y) and the workspace.
+alStatus_t splitWorkspace(SpmvWorkspace* ws, int64_t bytes, void* const* in, void** args) {
+    if (ws->allocate(static_cast<size_t>(bytes)) != AL_STATUS_SUCCESS)
+        return fail(AL_STATUS_ALLOC_FAILED,
+                    "cannot allocate " + std::to_string(bytes) + " bytes of workspace: " + lastErrorCStr());
+    std::memset(ws->get(), 0, 64);
+    for (int i = 0; i < 5; ++i) args[i] = in[i];
+    args[5] = ws->get();
+    return AL_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 // Whether y := alpha*A^T x + beta*y runs binned (kSpmvBinMinBytes): the
@@ -262,11 +274,8 @@ alStatus_t spmvtRunSplit(Device& dev, const SpmvTilingData& t, const alCsrDescr*
                              63) / 64 * 64;
     }
     SpmvWorkspace ws(dev);
-    if (ws.allocate(static_cast<size_t>(st.workspaceSize)) != AL_STATUS_SUCCESS)
-        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(st.workspaceSize) +
-                                                " bytes of workspace: " + lastErrorCStr());
-    std::memset(ws.get(), 0, 64);
-    void* args[6] = {in[0], in[1], in[2], in[3], in[4], ws.get()};
+    void* args[6];
+    if (const alStatus_t a = splitWorkspace(&ws, st.workspaceSize, in, args); a != AL_STATUS_SUCCESS) return a;
     alStatus_t s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(parts), args, 6, &st, sizeof(st));
     if (s != AL_STATUS_SUCCESS) return s;
     int32_t flag;
@@ -338,11 +347,8 @@ alStatus_t spmvtRunLight(Device& dev, const SpmvTilingData& t, const alCsrDescr*
     st.listOffset = up(64 + nb * nb * 8);
     st.workspaceSize = st.listOffset + nb * nb * st.listBytes;
     SpmvWorkspace ws(dev);
-    if (ws.allocate(static_cast<size_t>(st.workspaceSize)) != AL_STATUS_SUCCESS)
-        return fail(AL_STATUS_ALLOC_FAILED, "cannot allocate " + std::to_string(st.workspaceSize) +
-                                                " bytes of workspace: " + lastErrorCStr());
-    std::memset(ws.get(), 0, 64);
-    void* args[6] = {in[0], in[1], in[2], in[3], in[4], ws.get()};
+    void* args[6];
+    if (const alStatus_t a = splitWorkspace(&ws, st.workspaceSize, in, args); a != AL_STATUS_SUCCESS) return a;
     st.light = 1;
     alStatus_t s = dev.launch(kSpmvTSplit, static_cast<uint32_t>(nb), args, 6, &st, sizeof(st));
     if (s != AL_STATUS_SUCCESS) return s;
