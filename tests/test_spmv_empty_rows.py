@@ -133,3 +133,51 @@ def test_ax_mostly_empty_wide_x(rng, threads, rule_plan, nthreads, dtype):
     assert not np.signbit(y[empty].real).any()
     np.testing.assert_array_equal(fused[empty], (3 * y0)[empty])
     np.testing.assert_allclose(fused, 2 * ref + 3 * y0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("nthreads", [1, 3])
+@pytest.mark.parametrize("nvec", [2, 4, 9])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int64])
+def test_axx_runs_of_empty_rows(rng, threads, nthreads, nvec, dtype):
+    """``A @ X`` (several vectors) where most rows are empty: a run of them is
+    filled in one stretch (beta 0: y not read) with +0, or alpha * 0 (-0 for
+    alpha -1, NaN for alpha inf), into a new y, a caller's contiguous y full
+    of NaN and a caller's strided y; fused beta still reads y there."""
+    threads(nthreads)
+    S = mostly_empty(rng, 20_011, 5003, dtype, np.int32, (1, 2, 3, 5))
+    if np.issubdtype(dtype, np.complexfloating):
+        S.data = S.data + 1j * rng.standard_normal(S.nnz)
+    empty = np.diff(S.indptr) == 0
+    assert empty[-300:].any() and empty.mean() > 0.9
+    X = (rng.standard_normal((S.shape[1], nvec)) * 10).astype(dtype)
+    ref = S @ X
+
+    def check(y, want):
+        if nthreads == 1 or np.issubdtype(dtype, np.integer):  # rows of at most 5: scipy's order
+            np.testing.assert_array_equal(y, want)
+        else:  # a row split between blocks: another order
+            np.testing.assert_allclose(y, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-4)
+        np.testing.assert_array_equal(np.signbit(y[empty].real), np.signbit(want[empty].real))
+
+    A = csr_matrix(S)
+    with ascend_linalg.use_backend("cpu"), dispatch_records() as rec:
+        for Xo in (X, np.asfortranarray(X)):
+            check(A @ Xo, ref)
+        full = np.full(ref.shape, np.nan, dtype) if dtype != np.int64 else np.full(ref.shape, -7, dtype)
+        got = spmv(A, X, y=full)
+        assert got is full
+        check(full, ref)
+        wide = np.full((ref.shape[0], 2 * nvec), 5, dtype)
+        spmv(A, X, y=wide[:, ::2])  # rows of y not one stretch
+        check(wide[:, ::2], ref)
+        np.testing.assert_array_equal(wide[:, 1::2], 5)  # the columns between untouched
+        if dtype != np.int64:
+            check(spmv(A, X, alpha=-1), -1 * ref)
+            assert np.signbit(spmv(A, X, alpha=-1)[empty].real).all()
+            inf = spmv(A, X, alpha=np.inf)
+            assert np.isnan(inf[empty]).all()
+        y0 = (rng.standard_normal(ref.shape) * 10).astype(dtype)
+        fused = spmv(A, X, alpha=2, beta=3, y=y0.copy())
+    assert {r[1] for r in rec} == {"cpu"}
+    np.testing.assert_array_equal(fused[empty], (3 * y0)[empty])
+    np.testing.assert_allclose(fused, 2 * ref + 3 * y0, rtol=1e-4)

@@ -149,12 +149,33 @@ int rowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* y, const 
     const int64_t xBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 36)) *
                            t.nvec * static_cast<int64_t>(sizeof(T));
     const bool pf = prefetchMode(idx, kLo, kHi, 1, xBytes) == kPfScattered;
+    // A run of empty rows, where y is not read (beta 0), is filled as one
+    // stretch with alpha * 0 (+0 unless alpha's signs make it -0): the row
+    // loop's fixed cost per row was most of a product whose rows are mostly
+    // empty (1e5 x 1e6, 5,000 nonzeros, 4 float64 vectors: 0.38 ms against
+    // scipy's 0.22, which only skips such rows).
+    const bool fillEmpty = t.betaMode == SPMV_BETA_ZERO;
+    const bool yRows = t.yColStride == 1 && t.yRowStride == t.nvec;  // rows of y one stretch
+    T zero;
+    epilogue(SPMV_BETA_ZERO, alpha, beta, T{}, &zero);
     for (int64_t r = ra; r < rb;) {
         const int64_t re = std::min(rb, r + kChunkRows);
         const int64_t e = static_cast<int64_t>(indptr[re]);
         if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
         for (; r < re; ++r) {
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
+            if (n == a && fillEmpty) {  // rows [r, q) are empty (indptr checked above)
+                int64_t q = r + 1;
+                while (q < re && static_cast<int64_t>(indptr[q + 1]) == a) ++q;
+                if (yRows) {
+                    std::fill(y + r * t.nvec, y + q * t.nvec, zero);
+                } else {
+                    for (int64_t i = r; i < q; ++i)
+                        for (int64_t v = 0; v < t.nvec; ++v) y[i * t.yRowStride + v * t.yColStride] = zero;
+                }
+                r = q - 1;
+                continue;
+            }
             if (!checkAhead(idx, &chk, n, kHi, lim)) return 1;
             T* yr = y + r * t.yRowStride;
             const int64_t kpf = pf ? std::max(a, std::min(n, kHi - kPrefetch)) : a;
