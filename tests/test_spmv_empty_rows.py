@@ -109,7 +109,7 @@ def rule_plan():
 def test_ax_mostly_empty_wide_x(rng, threads, rule_plan, nthreads, dtype):
     """x too large for the cache and gathered at random (the scattered prefetch plan), most
     rows empty: each empty row is +0 (plain) or alpha * 0 + beta * y (fused), the others
-    scipy's sums."""
+    scipy's sums; a strided y keeps the elements between its own."""
     threads(nthreads)
     S = mostly_empty(rng, 300_007, 2_000_003, dtype, np.int32, (1, 2, 3, 5))
     if np.issubdtype(dtype, np.complexfloating):
@@ -133,6 +133,19 @@ def test_ax_mostly_empty_wide_x(rng, threads, rule_plan, nthreads, dtype):
     assert not np.signbit(y[empty].real).any()
     np.testing.assert_array_equal(fused[empty], (3 * y0)[empty])
     np.testing.assert_allclose(fused, 2 * ref + 3 * y0, rtol=1e-5)
+    # runs of empty rows are filled a stretch at a time where y is not read:
+    # into a caller's strided y (the elements between untouched), and alpha * 0
+    with ascend_linalg.use_backend("cpu"):
+        buf = np.full(2 * S.shape[0], 7, dtype)
+        spmv(A, x, y=buf[::2])
+        neg = spmv(A, x, alpha=-1) if dtype != np.int64 else None
+    np.testing.assert_array_equal(buf[1::2], 7)
+    np.testing.assert_array_equal(buf[::2][empty], 0)
+    assert not np.signbit(buf[::2][empty].real).any()
+    np.testing.assert_allclose(buf[::2], ref, rtol=1e-5)
+    if neg is not None:  # -1 * 0: -0, as numpy's -1 * (S @ x)
+        np.testing.assert_array_equal(np.signbit(neg[empty].real), True)
+        np.testing.assert_allclose(neg, -ref, rtol=1e-5)
 
 
 @pytest.mark.parametrize("nthreads", [1, 3])
