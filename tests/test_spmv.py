@@ -495,6 +495,40 @@ def test_bad_index_in_row_runs(threads, dtype, grid, index_dtype, bad):
         np.testing.assert_array_equal(A @ x, want)
 
 
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("offsets", [(0,), (0, 1), (-1, 0, 1)], ids=["diagonal", "bidiagonal", "tridiagonal"])
+def test_narrow_bands_run_as_runs(rng, threads, nthreads, dtype, offsets):
+    # Rows of 1-3 nonzeros near the diagonal, in runs of one length: A x
+    # takes them as runs (fixedRun), not as groups of 8 nonzeros (dotGroups,
+    # which scattered short rows take). One thread: scipy's bits, NaN and Inf
+    # in x included; two: at most one row per block boundary summed in parts.
+    # A bad index in a run raises before x is read there.
+    n = 200_003
+    S = sp.diags([values(rng, n, dtype) for _ in offsets], offsets, shape=(n, n), format="csr")
+    S.indices, S.indptr = S.indices.astype(np.int32), S.indptr.astype(np.int32)
+    A = asp.csr_matrix(S)
+    x = values(rng, n, dtype)
+    x[[7, 1000, n - 2]] = [np.inf, np.nan, -np.inf]
+    threads(nthreads)
+    with ascend_linalg.use_backend("cpu"):
+        y = A @ x
+    want = S @ x
+    if nthreads == 1 or len(offsets) == 1:
+        np.testing.assert_array_equal(y, want)
+    else:
+        np.testing.assert_allclose(y, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+        assert np.count_nonzero((y != want) & ~(np.isnan(y) & np.isnan(want))) <= 16
+    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
+    for k in (A.nnz // 2, A.nnz - 1):
+        A.indices[k] = n
+        with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
+            A @ x
+        A.indices[k] = snaps[2][k]
+    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
+
+
 def _stencil(g, dims):
     one = sp.identity(g, format="csr")
     d = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))

@@ -173,10 +173,14 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, i
         const int64_t re = std::min(rb, r + kChunkRows);
         const int64_t e = static_cast<int64_t>(indptr[re]);
         if (e > kHi || !nonDecreasing(indptr, r, re)) return 1;
+        // a chunk that runRows takes (below)
+        bool runs = false;
+        if constexpr (kRunRows<T, V, Mode, A1, Pf, Unit>)
+            runs = e - a <= kFastAvg * (re - r) && mostlyRuns(indptr, r, re);
 #if defined(__AVX2__)
         if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && std::is_same_v<V, T> &&
                       std::is_same_v<I, int32_t> && Unit) {
-            if (e - a <= kDotGroupMaxAvg<T> * (re - r) && !anyLongRow(indptr, r, re)) {  // dotGroups
+            if (!runs && e - a <= kDotGroupMaxAvg<T> * (re - r) && !anyLongRow(indptr, r, re)) {  // dotGroups
                 if (!chunkIndicesOk(idx, std::max(a, chk), e, lim)) return 1;
                 chk = std::max(chk, e);
                 T sums[kChunkRows];
@@ -194,7 +198,7 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, i
             if constexpr (kRunRows<T, V, Mode, A1, Pf, Unit>) {
                 // the runs check every index they load, those of [a, chk)
                 // that checkAhead checked already included
-                if (mostlyRuns(indptr, r, re)) {
+                if (runs) {
                     if (!runRows<Pf>(indptr, idx, val, x, y, ys, r, re, a, cols, &bad, dot)) return 1;
                     chk = std::max(chk, e);
                     r = re;
