@@ -190,13 +190,14 @@ void lightBucket(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTili
 }
 
 template <int W, class T, class I>
-inline void lightApplyW(const LightList<T, I>& l, int64_t m, T* y) {
+inline void lightApplyW(const LightList<T, I>& l, int64_t m, T* y, int64_t nv) {
+    const int64_t w = W > 0 ? W : nv;
     for (int64_t i = 0; i < m; ++i) {
         if (i + kPrefetch < m)
-            __builtin_prefetch(y + static_cast<int64_t>(static_cast<UIndex<I>>(l.col[i + kPrefetch])) * W, 1);
-        T* p = y + static_cast<int64_t>(static_cast<UIndex<I>>(l.col[i])) * W;
-        const T* v = l.val + i * W;
-        for (int j = 0; j < W; ++j) p[j] = add(p[j], v[j]);
+            __builtin_prefetch(y + static_cast<int64_t>(static_cast<UIndex<I>>(l.col[i + kPrefetch])) * w, 1);
+        T* p = y + static_cast<int64_t>(static_cast<UIndex<I>>(l.col[i])) * w;
+        const T* v = l.val + i * w;
+        for (int64_t j = 0; j < w; ++j) p[j] = add(p[j], v[j]);
     }
 }
 
@@ -210,16 +211,11 @@ void lightApply(uint32_t b, uint32_t nb, void* const* args, const SpmvSplitTilin
         const LightList<T, I> l = lightList<T, I>(ws, st, q, b);
         const int64_t m = counts[int64_t(q) * nb + b];
         switch (nv) {
-            case 1: lightApplyW<1>(l, m, y); break;
-            case 2: lightApplyW<2>(l, m, y); break;
-            case 4: lightApplyW<4>(l, m, y); break;
-            case 8: lightApplyW<8>(l, m, y); break;
-            default:
-                for (int64_t i = 0; i < m; ++i) {
-                    T* p = y + static_cast<int64_t>(static_cast<UIndex<I>>(l.col[i])) * nv;
-                    const T* v = l.val + i * nv;
-                    for (int64_t j = 0; j < nv; ++j) p[j] = add(p[j], v[j]);
-                }
+            case 1: lightApplyW<1>(l, m, y, nv); break;
+            case 2: lightApplyW<2>(l, m, y, nv); break;
+            case 4: lightApplyW<4>(l, m, y, nv); break;
+            case 8: lightApplyW<8>(l, m, y, nv); break;
+            default: lightApplyW<0>(l, m, y, nv);
         }
     }
 }
