@@ -5,12 +5,13 @@ is faster), the median over rounds of each round's own ratio
 (``_timing.paired_ratio``). A ratio under 1.0 is flagged ``<--``.
 
 Shapes: tall (1e6 x 8) and wide (8 x 1e6, 100 x 1e5) random matrices, a 2e6
-identity, one dense row, one dense column, random 2e5 x 2e5 with 20 a row,
-two mostly empty 1e6 x 1e6 matrices (1% of the rows holding 50
-nonzeros; 1% holding 5), and 1e5 x 1e6 with 5,000 nonzeros: the last two
-light products, with far fewer nonzeros than columns. Products: ``A @ x`` (N), ``A.T @ x`` (T), and ``A @ X`` /
-``A.T @ X`` of 4 columns in C order (NX4, TX4), in float64, float32,
-complex128 and int64. Each result is checked against scipy's first.
+identity and a 2e6 tridiagonal matrix, one dense row, one dense column,
+random 2e5 x 2e5 with 20 a row, two mostly empty 1e6 x 1e6 matrices (1% of
+the rows holding 50 nonzeros; 1% holding 5), and 1e5 x 1e6 with 5,000
+nonzeros: the last two light products, with far fewer nonzeros than
+columns. Products: ``A @ x`` (N), ``A.T @ x`` (T), and ``A @ X`` / ``A.T @
+X`` of 4 columns in C order (NX4, TX4), in float64, float32, complex128 and
+int64. Each result is checked against scipy's first.
 
     python benchmarks/bench_spmv_shapes.py [--quick] [--threads N]
 """
@@ -63,6 +64,7 @@ def cases(rng, quick):
         "wide 8 x 1e6": random_csr(rng, 8, 10**6 // s, 4 * 10**6 // s),
         "wide 100 x 1e5": random_csr(rng, 100, 10**5, 4 * 10**6 // s),
         "identity 2e6": sp.identity(2 * 10**6 // s, format="csr"),
+        "tridiagonal 2e6": sp.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(2 * 10**6 // s,) * 2, format="csr"),
         "dense row 3e5": with_dense_row(rng, 3 * 10**5 // s),
         "dense column 3e5": with_dense_col(rng, 3 * 10**5 // s),
         "random 2e5, 20 a row": random_csr(rng, 2 * 10**5 // s, 2 * 10**5 // s, 4 * 10**6 // s),
