@@ -436,6 +436,20 @@ def test_row_runs_give_scipys_bits(rng, threads, dtype, index_dtype, size):
             np.testing.assert_allclose(A.T @ xt, S.T @ xt, rtol=rtol)
 
 
+def _bad_indices_raise(A, x, edits):
+    # A @ x on the CPU device raises ValueError ("malformed") with each
+    # (position, bad index) edit of A.indices in turn, each undone after;
+    # A's arrays and x end as they began.
+    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
+    for k, bad in edits:
+        A.indices[k] = bad
+        with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
+            A @ x
+        A.indices[k] = snaps[2][k]
+    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", ["cache", "stream"])
@@ -452,18 +466,12 @@ def test_run_chunks_check_each_index_as_they_load_it(rng, threads, dtype, index_
     lengths = np.diff(A.indptr)
     x = values(rng, S.shape[1], dtype)
     threads(2)
-    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
+    edits = []
     for length in (9, 17):
         row = int(np.flatnonzero(lengths[len(lengths) // 3:] == length)[0]) + len(lengths) // 3
         for pos in (0, length // 2, length - 1):
-            k = int(A.indptr[row]) + pos
-            for bad in (S.shape[1], -1):
-                A.indices[k] = bad
-                with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
-                    A @ x
-                A.indices[k] = snaps[2][k]
-    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
-        np.testing.assert_array_equal(a, b)
+            edits += [(int(A.indptr[row]) + pos, bad) for bad in (S.shape[1], -1)]
+    _bad_indices_raise(A, x, edits)
     with ascend_linalg.use_backend("cpu"):
         np.testing.assert_allclose(A @ x, S @ x, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
@@ -519,14 +527,7 @@ def test_narrow_bands_run_as_runs(rng, threads, nthreads, dtype, offsets):
     else:
         np.testing.assert_allclose(y, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
         assert np.count_nonzero((y != want) & ~(np.isnan(y) & np.isnan(want))) <= 16
-    snaps = [a.copy() for a in (x, A.data, A.indices, A.indptr)]
-    for k in (A.nnz // 2, A.nnz - 1):
-        A.indices[k] = n
-        with ascend_linalg.use_backend("cpu"), pytest.raises(ValueError, match="malformed"):
-            A @ x
-        A.indices[k] = snaps[2][k]
-    for a, b in zip((x, A.data, A.indices, A.indptr), snaps):
-        np.testing.assert_array_equal(a, b)
+    _bad_indices_raise(A, x, [(A.nnz // 2, n), (A.nnz - 1, n)])
 
 
 def _stencil(g, dims):
