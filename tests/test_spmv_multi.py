@@ -238,3 +238,68 @@ def test_scattered_partial_past_the_cache(rng, threads, nvec, nthreads, how):
             asp.csc_matrix((S.data, bad, S.indptr), shape=(n, m)) @ Y
         with ascend_linalg.use_backend(kernel_device()), pytest.raises(ValueError, match="malformed"):
             asp.csr_matrix((S.data, bad, S.indptr), shape=(m, n)) @ X
+
+
+def banded_with_far_nonzeros(rng, n, dtype):
+    """n x n, 9 diagonals, a far-off nonzero every 1009th row, two runs of
+    empty columns (40,000-60,000 and 100,000-101,500 when n is 150,000)."""
+    cols = np.clip(np.arange(n)[:, None] + np.arange(-4, 5), 0, n - 1)
+    far = np.where(np.arange(n) % 1009 == 0, (np.arange(n) * 7919) % n, -1)[:, None]
+    cols = np.concatenate([cols, far], axis=1).ravel()
+    rows = np.repeat(np.arange(n), 10)
+    keep = (cols >= 0) & ~((cols >= 40_000) & (cols < 60_000)) & ~((cols >= 100_000) & (cols < 101_500))
+    S = sp.csr_matrix((np.ones(keep.sum()), (rows[keep], cols[keep])), shape=(n, n))
+    S.sum_duplicates()
+    S.data = values(rng, S.nnz, dtype)
+    return S
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int64])
+@pytest.mark.parametrize("nvec", [2, 4, 9])
+@pytest.mark.parametrize("nthreads", [2, 3])
+def test_transposed_blocks_sum_their_own_columns_into_Y(rng, threads, dtype, nvec, nthreads):
+    # A.T @ X into a Y in C order on several threads: a streaming block (not
+    # scattered, 65,536 nonzeros or more) scatters the spans whose columns
+    # are its own pages of Y straight into Y and the others into its
+    # partial; the reduction adds the partials to Y's sums. The far-off
+    # nonzeros' spans go to partials, onto pages that other spans summed
+    # into Y; Y's pages that no block touches come out +0. A caller's Y in C
+    # order full of NaN (-7) takes the same path (the same bits); one in Fortran
+    # order takes the partials alone (the same values up to rounding).
+    threads(nthreads)
+    n = 150_000
+    S = banded_with_far_nonzeros(rng, n, dtype)
+    A = asp.csr_matrix(S)
+    X = values(rng, (n, nvec), dtype)
+    if np.dtype(dtype).kind != "i":
+        X[5_000, 0] = np.inf
+        X[77_777, nvec - 1] = -np.inf
+        X[120_000, 1] = np.nan
+    X0 = X.copy()
+    want = S.T @ X
+    junk = -7 if np.dtype(dtype).kind == "i" else np.nan  # beta 0: Y never read
+    with ascend_linalg.use_backend(kernel_device()), dispatch_records() as recs:
+        got = A.T @ X
+        again = spmv(A, X, y=np.full((n, nvec), junk, dtype), trans=True)
+        fort = spmv(A, X, y=np.full((n, nvec), junk, dtype, order="F"), trans=True)
+    assert all(r[1:] == (kernel_device(), None) for r in recs), recs
+    np.testing.assert_array_equal(X, X0)
+    for g in (got, fort):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+        ok = np.isfinite(want)
+        np.testing.assert_array_equal(g[~ok & ~np.isnan(want)], want[~ok & ~np.isnan(want)])  # the Infs
+        check(np.where(ok, g, 0), np.where(ok, want, 0))
+    np.testing.assert_array_equal(got.view(np.uint8), again.view(np.uint8))  # deterministic
+    empty = np.r_[40_000:60_000, 100_000:101_500]
+    assert (got[empty] == 0).all()
+    if np.dtype(dtype).kind == "f":
+        assert not np.signbit(got[empty]).any()
+    # a bad index inside the band, in each block's own columns
+    for pos in (S.nnz // (2 * nthreads), S.nnz - S.nnz // (2 * nthreads)):
+        bad = S.indices.copy()
+        bad[pos] = n
+        B = asp.csr_matrix((S.data, bad, S.indptr), shape=S.shape)
+        with ascend_linalg.use_backend(kernel_device()):
+            with pytest.raises(ValueError, match="malformed"):
+                B.T @ X
+    np.testing.assert_array_equal(X, X0)

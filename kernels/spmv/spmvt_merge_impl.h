@@ -60,13 +60,22 @@ template <class T>
 bool directY(const SpmvTilingData& t) {
     return t.usedCoreNum == 1 && plainProduct<T>(t);
 }
-// Several blocks, the same product: blocks may scatter their own columns
+// The plain product of several vectors, Y := A^T X (alpha 1, beta 0) into
+// a Y in C order (rows of nvec elements one after another): Y's layout is
+// the row-major partial's (rowMajorPartial), so its sums may go straight
+// into Y as well.
+template <class T>
+bool plainProductMv(const SpmvTilingData& t) {
+    return t.nvec > 1 && t.betaMode == SPMV_BETA_ZERO && t.yColStride == 1 && t.yRowStride == t.nvec &&
+           isOne(fromBytes<T>(t.alpha));
+}
+// Several blocks, either product: blocks may scatter their own columns
 // straight into y (OwnedColumns, spmvt_pages.h). The host runs the
 // reduction with as many blocks as the scatter; ownership is by page and
 // the reduction looks at each page's flags, so it does not depend on that.
 template <class T>
 bool ownsColumns(const SpmvTilingData& t, uint32_t nb) {
-    return nb > 1 && plainProduct<T>(t);
+    return nb > 1 && (plainProduct<T>(t) || plainProductMv<T>(t));
 }
 
 // The block's rows for the scatter loops: the first from k0, then chunks of
@@ -320,9 +329,13 @@ inline bool rowMajorPartial(const SpmvTilingData& t) { return t.nvec > 1; }
 // rowMajorPartial: the block's rows as in scatterRows (indptr a chunk of rows
 // ahead, indices and page zeroing a span ahead). Nonzero on malformed
 // structure, before reading anything it implies.
+// own (ownsColumns; else null): a streaming block (not scattered, at least
+// kStreamMinNnz nonzeros) sums the spans of its own columns straight into Y,
+// as scatterRows<.., Own> does for one vector; a scattered or small block
+// keeps its partial.
 template <class T, class I, class V>
 int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* part, unsigned char* flags,
-                  const SpmvTilingData& t, const Segment& s, int64_t rows) {
+                  const SpmvTilingData& t, const Segment& s, int64_t rows, OwnedColumns<T>* own = nullptr) {
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
     const int64_t nv = t.nvec;
     int64_t chk = s.k0, zeroed = 0;
@@ -335,6 +348,7 @@ int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* pa
     const int64_t partBytes = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(t.cols), uint64_t(1) << 36)) *
                               nv * static_cast<int64_t>(sizeof(T)) * t.usedCoreNum;
     const bool pf = prefetchMode(idx, s.k0, s.k1, 1, partBytes) == kPfScattered;
+    if (own != nullptr && (pf || s.k1 - s.k0 < kStreamMinNnz || scattered(idx, s.k0, s.k1, 1))) own = nullptr;
     // X's rows not contiguous (Fortran order: its columns are): each row is
     // gathered into xbuf first. The rows are read in order, so an X in
     // Fortran order is nvec sequential streams, and is not copied to C order
@@ -349,16 +363,18 @@ int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* pa
             xr = xbuf.data();
         }
         while (ka < kb) {
-            if (ka >= chk && !checkTouchAhead<true>(idx, &chk, s.k1, lim, part, flags, t, &zeroed, nv)) return false;
+            if (ka >= chk && !checkTouchAhead<true>(idx, &chk, s.k1, lim, part, flags, t, &zeroed, nv, own)) return false;
             const int64_t e = std::min(kb, chk);
             const int64_t ef = pf ? std::max(ka, std::min(e, s.k1 - kPrefetch)) : ka;
+            // [ka, e) lies in one checked span: own->target is its target
+            T* const tg = own != nullptr ? own->target : part;
             forMvBlocks(nv, [&](auto w, int64_t v0) __attribute__((always_inline)) {
                 constexpr int W = decltype(w)::value;
                 if (v0 == 0 && ef > ka) {  // the first vectors prefetch
-                    mvScatter<W, true>(val, idx, ka, ef, xr + v0, part + v0, nv, lim);
-                    mvScatter<W, false>(val, idx, ef, e, xr + v0, part + v0, nv, lim);
+                    mvScatter<W, true>(val, idx, ka, ef, xr + v0, tg + v0, nv, lim);
+                    mvScatter<W, false>(val, idx, ef, e, xr + v0, tg + v0, nv, lim);
                 } else {
-                    mvScatter<W, false>(val, idx, ka, e, xr + v0, part + v0, nv, lim);
+                    mvScatter<W, false>(val, idx, ka, e, xr + v0, tg + v0, nv, lim);
                 }
             });
             ka = e;
@@ -444,7 +460,9 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
         return;
     }
     // nvec > 1 (rowMajorPartial)
-    if (scatterRowsMv(indptr, idx, val, x, part, flags, t, s, rows)) flagError(ws);
+    OwnedColumns<T> own{static_cast<T*>(args[4]), t.pages * b / nb, t.pages * (b + 1) / nb, part};
+    if (scatterRowsMv(indptr, idx, val, x, part, flags, t, s, rows, ownsColumns<T>(t, nb) ? &own : nullptr))
+        flagError(ws);
 }
 
 // Columns [c0, c1) of vector v: y = alpha * (0 + p0 + p1 ...) (+ beta * y).
@@ -488,14 +506,24 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
             default: return reduceRangeN<T, SPMV_BETA_GENERAL>(sp, n, c0, c1, alpha, beta, yv, ys);
         }
     };
+    const bool owned = ownsColumns<T>(t, static_cast<uint32_t>(blocks));
+    // y's page p holds its owner's direct sums (OwnedColumns): they come first
+    auto ownY = [&](int64_t p) {
+        bool inY = false;
+        for (int64_t q = 0; q < blocks && owned; ++q) inY |= (pageFlags(ws, t, q)[p] & kPageOwnY) != 0;
+        return inY;
+    };
     if (rowMajorPartial(t)) {
         const int64_t nv = t.nvec;
-        const bool dense = t.yColStride == 1 && t.yRowStride == nv;
+        const bool dense = t.yColStride == 1 && t.yRowStride == nv;  // owned implies dense
         for (int64_t p = p0; p < p1; ++p) {
             const int64_t c0 = p * kPage, c1 = std::min(t.cols, c0 + kPage);
             int n = 0;
+            if (ownY(p)) src[size_t(n++)] = y;
+            const bool yOnly = n == 1;
             for (int64_t q = 0; q < blocks; ++q)
                 if (pageFlags(ws, t, q)[p] & kPagePartial) src[size_t(n++)] = partial<T>(ws, t, q);
+            if (yOnly && n == 1) continue;  // Y holds the sums already (alpha 1, beta 0)
             if (dense) {  // Y's elements in the partial's order: one flat range
                 reduce(src.data(), n, c0 * nv, c1 * nv, y, 1);
                 continue;
@@ -509,16 +537,11 @@ void reduceT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t
         }
         return;
     }
-    const bool owned = ownsColumns<T>(t, static_cast<uint32_t>(blocks));
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t c0 = p * kPage, c1 = std::min(t.cols, c0 + kPage);
         for (int64_t v = 0; v < t.nvec; ++v) {
             int n = 0;
-            if (owned) {  // y's page holds its owner's direct sums: they come first
-                bool inY = false;
-                for (int64_t q = 0; q < blocks; ++q) inY |= (pageFlags(ws, t, q)[p] & kPageOwnY) != 0;
-                if (inY) src[size_t(n++)] = y;
-            }
+            if (ownY(p)) src[size_t(n++)] = y;
             const bool yOnly = n == 1;
             for (int64_t q = 0; q < blocks; ++q)
                 if (pageFlags(ws, t, q)[p] & kPagePartial) src[size_t(n++)] = partial<T>(ws, t, q) + v * t.cols;

@@ -22,7 +22,8 @@ constexpr int64_t kPage = int64_t(1) << kSpmvPageShift;
 // zeroed and summed into directly (OwnedColumns).
 constexpr unsigned char kPagePartial = 1, kPageOwnY = 2;
 
-// Column ownership (one vector, y := A^T x, several blocks): block b owns
+// Column ownership (y := A^T x or Y := A^T X into a Y in C order, several
+// blocks; plainProduct, plainProductMv): block b owns
 // y's pages [pages * b / nb, pages * (b + 1) / nb), which no other block
 // writes. A checked span whose columns all lie there is scattered straight
 // into y instead of the block's partial, and the reduction adds the other
@@ -91,7 +92,7 @@ inline bool checkTouchAhead(const I* idx, int64_t* chk, int64_t k1, UIndex<I> li
             for (int64_t p = plo; p <= phi; ++p) {
                 if (flags[p] & kPageOwnY) continue;
                 const int64_t c0 = p * kPage;
-                std::fill(own->y + c0, own->y + std::min(t.cols, c0 + kPage), T{});
+                std::fill(own->y + c0 * nv, own->y + std::min(t.cols, c0 + kPage) * nv, T{});
                 flags[p] |= kPageOwnY;
             }
             own->target = own->y;
