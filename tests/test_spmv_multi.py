@@ -6,6 +6,8 @@ transposed kernel keeps a row-major partial. These tests cross those widths,
 the block splits (several threads, long rows split between blocks, index
 checks a span ahead), X's layouts and every kernel dtype, against scipy.
 """
+import functools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -303,3 +305,52 @@ def test_transposed_blocks_sum_their_own_columns_into_Y(rng, threads, dtype, nve
             with pytest.raises(ValueError, match="malformed"):
                 B.T @ X
     np.testing.assert_array_equal(X, X0)
+
+
+@functools.lru_cache(maxsize=None)
+def _fixed_widths_matrix(dtype):
+    """62,000 x 1201: 40,000 random rows (4 nonzeros a row), then 2,000
+    empty rows, one full row, 19,999 more random rows."""
+    rng = np.random.default_rng(77)
+    S = matrix(rng, 60_000, 1201, dtype, density=4 / 1201, long_row=True)
+    S = sp.vstack([S[:40_000], sp.csr_matrix((2000, 1201), dtype=dtype), S[40_000:]], format="csr")
+    assert S.shape[0] + S.nnz > 2**18
+    return S
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("nvec", [2, 4, 8])
+@pytest.mark.parametrize("alpha", [1, -1, 3])
+@pytest.mark.parametrize("y_layout", ["C", "padded"])
+def test_fixed_widths_into_y(rng, threads, dtype, nvec, alpha, y_layout):
+    # A @ X of 2, 4 or 8 real vectors with beta 0 into a y whose vectors are
+    # contiguous runs the row loop of that fixed width, storing each row's
+    # sums (times alpha) straight into y: runs of empty rows, a long row
+    # split between blocks, Inf/NaN in X. One thread: scipy's bits times
+    # alpha; three: the same values up to rounding. A padded y's elements
+    # between its rows stay untouched.
+    S = _fixed_widths_matrix(np.dtype(dtype))  # 300,000 rows + nonzeros: several blocks
+    A = asp.csr_matrix(S)
+    X = values(rng, (1201, nvec), dtype)
+    if np.dtype(dtype).kind == "f":
+        X[7, 0], X[600, nvec - 1], X[1100, 1] = np.inf, -np.inf, np.nan
+    want = alpha * (S @ X)
+    fill = -7 if np.dtype(dtype).kind == "i" else np.nan
+    for nthreads in (1, 3):
+        threads(nthreads)
+        big = np.full((S.shape[0], nvec + 3), fill, dtype)
+        y = np.full((S.shape[0], nvec), fill, dtype) if y_layout == "C" else big[:, 1:1 + nvec]
+        with ascend_linalg.use_backend(kernel_device()), dispatch_records() as recs:
+            got = spmv(A, X, alpha=alpha, y=y)
+        assert got is y
+        assert [r[1:] for r in recs] == [(kernel_device(), None)], recs
+        if nthreads == 1:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            ok = np.isfinite(want)
+            np.testing.assert_array_equal(got[~ok & ~np.isnan(want)], want[~ok & ~np.isnan(want)])
+            check(np.where(ok, got, 0), np.where(ok, want, 0))
+        if y_layout == "padded":
+            np.testing.assert_array_equal(big[:, 0], fill)
+            np.testing.assert_array_equal(big[:, 1 + nvec:], fill)
