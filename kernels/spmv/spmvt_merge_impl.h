@@ -17,6 +17,7 @@
 
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "spmv_kernel_merge.h"
@@ -333,7 +334,9 @@ inline bool rowMajorPartial(const SpmvTilingData& t) { return t.nvec > 1; }
 // kStreamMinNnz nonzeros) sums the spans of its own columns straight into Y,
 // as scatterRows<.., Own> does for one vector; a scattered or small block
 // keeps its partial.
-template <class T, class I, class V>
+// W > 0: nvec == W for the block (scatterRowsMvAny), no switch over the
+// widths per row.
+template <int W, class T, class I, class V>
 int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* part, unsigned char* flags,
                   const SpmvTilingData& t, const Segment& s, int64_t rows, OwnedColumns<T>* own = nullptr) {
     const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
@@ -368,20 +371,40 @@ int scatterRowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* pa
             const int64_t ef = pf ? std::max(ka, std::min(e, s.k1 - kPrefetch)) : ka;
             // [ka, e) lies in one checked span: own->target is its target
             T* const tg = own != nullptr ? own->target : part;
-            forMvBlocks(nv, [&](auto w, int64_t v0) __attribute__((always_inline)) {
-                constexpr int W = decltype(w)::value;
-                if (v0 == 0 && ef > ka) {  // the first vectors prefetch
-                    mvScatter<W, true>(val, idx, ka, ef, xr + v0, tg + v0, nv, lim);
-                    mvScatter<W, false>(val, idx, ef, e, xr + v0, tg + v0, nv, lim);
-                } else {
-                    mvScatter<W, false>(val, idx, ka, e, xr + v0, tg + v0, nv, lim);
-                }
-            });
+            if constexpr (W > 0) {
+                if (ef > ka) mvScatter<W, true>(val, idx, ka, ef, xr, tg, W, lim);
+                mvScatter<W, false>(val, idx, ef, e, xr, tg, W, lim);
+            } else {
+                forMvBlocks(nv, [&](auto w, int64_t v0) __attribute__((always_inline)) {
+                    constexpr int Wb = decltype(w)::value;
+                    if (v0 == 0 && ef > ka) {  // the first vectors prefetch
+                        mvScatter<Wb, true>(val, idx, ka, ef, xr + v0, tg + v0, nv, lim);
+                        mvScatter<Wb, false>(val, idx, ef, e, xr + v0, tg + v0, nv, lim);
+                    } else {
+                        mvScatter<Wb, false>(val, idx, ka, e, xr + v0, tg + v0, nv, lim);
+                    }
+                });
+            }
             ka = e;
         }
         return true;
     };
     return walkRows(indptr, s, rows, row, [](int64_t, int64_t, int64_t) { return 0; });
+}
+// scatterRowsMv at a fixed width for 2, 4 or 8 vectors of real values stored
+// as the result type (as rowsMvAny, spmv_kernel_merge.cpp).
+template <class T, class I, class V>
+int scatterRowsMvAny(const I* indptr, const I* idx, const V* val, const T* x, T* part, unsigned char* flags,
+                     const SpmvTilingData& t, const Segment& s, int64_t rows, OwnedColumns<T>* own) {
+    if constexpr (std::is_same_v<T, V> && std::is_arithmetic_v<T>) {
+        switch (t.nvec) {
+            case 2: return scatterRowsMv<2>(indptr, idx, val, x, part, flags, t, s, rows, own);
+            case 4: return scatterRowsMv<4>(indptr, idx, val, x, part, flags, t, s, rows, own);
+            case 8: return scatterRowsMv<8>(indptr, idx, val, x, part, flags, t, s, rows, own);
+            default: break;
+        }
+    }
+    return scatterRowsMv<0>(indptr, idx, val, x, part, flags, t, s, rows, own);
 }
 
 template <class T, class I, class V>
@@ -461,7 +484,7 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     }
     // nvec > 1 (rowMajorPartial)
     OwnedColumns<T> own{static_cast<T*>(args[4]), t.pages * b / nb, t.pages * (b + 1) / nb, part};
-    if (scatterRowsMv(indptr, idx, val, x, part, flags, t, s, rows, ownsColumns<T>(t, nb) ? &own : nullptr))
+    if (scatterRowsMvAny(indptr, idx, val, x, part, flags, t, s, rows, ownsColumns<T>(t, nb) ? &own : nullptr))
         flagError(ws);
 }
 
