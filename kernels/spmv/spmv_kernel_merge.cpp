@@ -170,8 +170,7 @@ int rowsMv(const I* indptr, const I* idx, const V* val, const T* x, T* y, const 
         for (; r < re; ++r) {
             const int64_t n = static_cast<int64_t>(indptr[r + 1]);
             if (n == a && fillEmpty) {  // rows [r, q) are empty (indptr checked above)
-                int64_t q = r + 1;
-                while (q < re && static_cast<int64_t>(indptr[q + 1]) == a) ++q;
+                const int64_t q = emptyRunEnd(indptr, r, re, a);
                 if (yRows) {
                     std::fill(y + r * t.nvec, y + q * t.nvec, zero);
                 } else {

@@ -211,6 +211,19 @@ inline bool nonDecreasing(const I* p, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) bad |= p[r + 1] < p[r];
     return !bad;
 }
+// Row r is empty (indptr[r + 1] == a, a = indptr[r]) and indptr is
+// non-decreasing over [r, re] (checked): the end q of the run of empty rows
+// [r, q), q <= re, found 8 rows at a time and then 4, 2, 1 (every row before
+// a q with indptr[q] == a is empty). A row loop that then fills the run in
+// one stretch pays no jump per empty row.
+template <class I>
+inline int64_t emptyRunEnd(const I* indptr, int64_t r, int64_t re, int64_t a) {
+    int64_t q = r + 1;
+    while (q + 8 <= re && static_cast<int64_t>(indptr[q + 8]) == a) q += 8;
+    for (int64_t s = 4; s >= 1; s /= 2)
+        q += (q + s <= re && static_cast<int64_t>(indptr[std::min(q + s, re)]) == a) ? s : 0;
+    return q;
+}
 // The rows are short (a handful of nonzeros): GCC would vectorise the
 // products with a fold-left sum whose set-up costs more than the row, so an
 // empty asm keeps the accumulator a plain register (no instruction emitted).

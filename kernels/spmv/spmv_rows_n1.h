@@ -230,16 +230,12 @@ inline int rowsN1Mode(const I* indptr, const I* idx, const V* val, const T* x, i
                 // prefetch window's bounds and two line prefetches)
                 if constexpr (Mode == SPMV_BETA_ZERO) {
                     // y not read: the run of empty rows [r, q) is found a
-                    // stride at a time (indptr[q] == a with indptr
-                    // non-decreasing over the chunk, checked above: every
-                    // row before q is empty) and filled in one loop. Row by
-                    // row, 1e5 x 1e6 with 5,000 nonzeros, int64 A @ x, ran
-                    // at 0.6-0.7x scipy: ten instructions and two taken
-                    // jumps an empty row.
-                    int64_t q = r + 1;
-                    while (q + 8 <= re && static_cast<int64_t>(indptr[q + 8]) == a) q += 8;
-                    for (int64_t s = 4; s >= 1; s /= 2)
-                        q += (q + s <= re && static_cast<int64_t>(indptr[std::min(q + s, re)]) == a) ? s : 0;
+                    // stride at a time (emptyRunEnd; indptr is checked
+                    // non-decreasing over the chunk above) and filled in one
+                    // loop. Row by row, 1e5 x 1e6 with 5,000 nonzeros, int64
+                    // A @ x, ran at 0.6-0.7x scipy: ten instructions and two
+                    // taken jumps an empty row.
+                    const int64_t q = emptyRunEnd(indptr, r, re, a);
                     const T z = A1 ? T{} : scale(alpha, T{});
                     if (ys == 1) std::fill(y + r, y + q, z);
                     else for (int64_t i = r; i < q; ++i) y[i * ys] = z;
