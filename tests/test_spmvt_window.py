@@ -12,6 +12,8 @@ block's own columns, or its partial), on one thread and several, for the
 plain product and the fused one, and a bad index must be caught wherever it
 sits, before anything is written through it.
 
+int32 and int64 values run the same loops as float32 and float64.
+
 Both kernels' runs also take eight rows at once (kGroupRun,
 kernels/spmv/spmv_merge_common.h): the rows' indptr in one vector, their
 indices in one running maximum; a bad index anywhere in such a group must
@@ -91,15 +93,51 @@ def test_rows_that_leave_the_window_sum_like_scipy(rng, threads, nthreads, dtype
     assert err.max() <= tol, (err.max(), int(err.argmax()))
 
 
+@pytest.mark.parametrize("mode", ["plain", "fused"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_integer_runs_sum_exactly(rng, threads, nthreads, dtype, index_dtype, mode):
+    # int32 and int64 values take the same runs (and their window) as
+    # float32/float64: the banded matrix with its jumps, and the identity
+    # (runs of rows of one nonzero), over a dirty workspace; integer sums
+    # are exact, so every thread count gives scipy's result.
+    S, _ = banded_with_jumps(rng, np.float64, index_dtype)
+    S.data = rng.integers(-9, 10, S.nnz).astype(np.float64)
+    x = rng.integers(-9, 10, N).astype(dtype)
+    y0 = rng.integers(-9, 10, N).astype(dtype)
+    threads(nthreads)
+    D = sp.csr_matrix((np.full(N, 10**6), (np.arange(N), (np.arange(N) * 7) % N)), shape=(N, N))
+    with ascend_linalg.use_backend("cpu"):
+        csr_matrix(D.astype(dtype)).T @ np.ones(N, dtype)
+    for M in (S, sp.identity(N, format="csr") * 3):
+        M = M.astype(dtype)
+        A = csr_matrix(M)
+        A.indices = A.indices.astype(index_dtype)
+        A.indptr = A.indptr.astype(index_dtype)
+        with ascend_linalg.use_backend("cpu"), dispatch_records() as recs:
+            if mode == "plain":
+                got, want = A.T @ x, M.T @ x
+            else:
+                y = y0.copy()
+                got, want = spmv(A, x, alpha=3, beta=-2, y=y, trans=True), 3 * (M.T @ x) - 2 * y0
+                assert got is y
+        assert recs and all(r[1] == "cpu" for r in recs), recs
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("nthreads", [1, 2])
 @pytest.mark.parametrize("bad", [-1, "ncols", 2 ** 31 - 1])
-def test_bad_index_after_the_window_has_formed(rng, threads, nthreads, bad, index_dtype):
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_bad_index_after_the_window_has_formed(rng, threads, nthreads, bad, index_dtype, dtype):
     # Far into a block (its window long formed), in a run row, in a row that
     # jumps, and the last nonzero: each raises before anything is written
     # through it, and the operands are left as they were.
-    S, A = banded_with_jumps(rng, np.float64, index_dtype)
-    x = rng.standard_normal(N)
+    S, A = banded_with_jumps(rng, dtype, index_dtype)
+    S = sp.csr_matrix((A.data, A.indices, A.indptr), shape=A.shape)  # A's own values
+    x = (rng.standard_normal(N) * 10).astype(dtype)
     threads(nthreads)
     row = 1009 * 50  # its far column, outside its band
     lo, hi = int(A.indptr[row]), int(A.indptr[row + 1])
