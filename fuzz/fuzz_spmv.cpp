@@ -417,11 +417,13 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
     // prefetch reads indices not checked yet and must stay in bounds
     al::spmvRowPrefetchForce(r.below(2) ? 1 : -1);
     int64_t nvec = 1;
-    switch (r.below(10)) {
+    switch (r.below(12)) {
         case 0: nvec = 0; break;
         case 1: nvec = 2; break;
         case 2: nvec = 3; break;
         case 3: nvec = 5; break;
+        case 4: nvec = 4; break;  // 2, 4 and 8: the fixed-width row and scatter loops
+        case 5: nvec = 8; break;
         default: break;
     }
     if (nvec > 1 && nnz > 1500) nnz = 1500;  // keep one execution fast

@@ -66,6 +66,16 @@ def check(got, want):
                                atol=(1e-12 if tight else 1e-5) * scale)
 
 
+def check_nonfinite(got, want):
+    """``check`` for results holding Inf/NaN: the same NaNs, the same Infs
+    (sign included), the finite part within ``check``'s tolerance."""
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    ok = np.isfinite(want)
+    np.testing.assert_array_equal(got[~ok & ~nan], want[~ok & ~nan])
+    check(np.where(ok, got, 0), np.where(ok, want, 0))
+
+
 @pytest.mark.parametrize("nvec", NVECS)
 @pytest.mark.parametrize("how", ["C", "F", "padded"])
 @pytest.mark.parametrize("nthreads", [1, 2, 3])
@@ -287,10 +297,7 @@ def test_transposed_blocks_sum_their_own_columns_into_Y(rng, threads, dtype, nve
     assert all(r[1:] == (kernel_device(), None) for r in recs), recs
     np.testing.assert_array_equal(X, X0)
     for g in (got, fort):
-        np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
-        ok = np.isfinite(want)
-        np.testing.assert_array_equal(g[~ok & ~np.isnan(want)], want[~ok & ~np.isnan(want)])  # the Infs
-        check(np.where(ok, g, 0), np.where(ok, want, 0))
+        check_nonfinite(g, want)
     np.testing.assert_array_equal(got.view(np.uint8), again.view(np.uint8))  # deterministic
     empty = np.r_[40_000:60_000, 100_000:101_500]
     assert (got[empty] == 0).all()
@@ -347,10 +354,7 @@ def test_fixed_widths_into_y(rng, threads, dtype, nvec, alpha, y_layout):
         if nthreads == 1:
             np.testing.assert_array_equal(got, want)
         else:
-            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-            ok = np.isfinite(want)
-            np.testing.assert_array_equal(got[~ok & ~np.isnan(want)], want[~ok & ~np.isnan(want)])
-            check(np.where(ok, got, 0), np.where(ok, want, 0))
+            check_nonfinite(got, want)
         if y_layout == "padded":
             np.testing.assert_array_equal(big[:, 0], fill)
             np.testing.assert_array_equal(big[:, 1 + nvec:], fill)
