@@ -22,7 +22,8 @@ __version__ = _core.__version__
 
 __all__ = ["BACKENDS", "BackendUnavailableError", "get_backend", "set_backend",
            "use_backend", "devices", "show_config", "get_num_threads",
-           "set_num_threads", "get_residency", "set_residency", "__version__"]
+           "set_num_threads", "get_residency", "set_residency", "result_cache_info",
+           "set_result_cache_limit", "release_result_cache", "__version__"]
 
 
 def devices():
@@ -59,6 +60,9 @@ def show_config(file=None):
           f"scipy {scipy.__version__}, {platform.machine()}", file=out)
     print(f"  backend: {get_backend()} (csymm and SpMV run on: {route('show_config')})", file=out)
     print(f"  residency of sparse matrices on the npu: {get_residency()}", file=out)
+    rc = _core.result_cache_info()
+    print(f"  result cache: {'on' if rc['enabled'] else 'off'}, {rc['limit_bytes'] >> 20} MiB idle at most, "
+          f"for results of {rc['min_result_bytes'] >> 20} MiB or more", file=out)
     print("  devices:", file=out)
     for d in devices():
         mark = "yes" if d["usable"] else "no "
@@ -76,6 +80,36 @@ def set_num_threads(n):
     """Set the CPU device's worker threads (default: ``$ASCEND_LINALG_NUM_THREADS``,
     else ``$OMP_NUM_THREADS``, else the CPUs this process may use)."""
     _core.cpu_set_num_threads(int(n))
+
+
+def result_cache_info():
+    """The cache of memory behind large product results, as a dict.
+
+    A CPU-device product whose new result takes ``min_result_bytes`` (32 MiB)
+    or more gets its memory from this cache, and the memory returns to it
+    when the result is freed, so the next such product does not pay the page
+    faults of a fresh mapping. Keys: ``enabled``, ``limit_bytes`` (most bytes
+    kept idle), ``min_result_bytes``, ``max_idle_blocks``, ``idle_blocks``,
+    ``idle_bytes``, ``live_blocks`` (held by live arrays), ``hits`` and
+    ``misses`` (results served from an idle block, or newly mapped).
+    """
+    return _core.result_cache_info()
+
+
+def set_result_cache_limit(nbytes):
+    """Keep at most ``nbytes`` of freed result memory idle (default 1 GiB, or
+    ``$ASCEND_LINALG_RESULT_CACHE_MB`` MiB); 0 turns the cache off. Idle blocks
+    past the new limit are handed back to the system at once."""
+    nbytes = int(nbytes)
+    if nbytes < 0:
+        raise ValueError(f"set_result_cache_limit: nbytes must be >= 0, got {nbytes}")
+    _core.result_cache_set_limit(nbytes)
+
+
+def release_result_cache():
+    """Hand every idle block of the result cache back to the system; returns
+    the bytes released. Live results are untouched."""
+    return _core.result_cache_release()
 
 
 def _at_exit():

@@ -31,6 +31,7 @@ using alpy::withoutGil;
 void addTestHooks(py::module_& m);  // _core_hooks.cpp
 void addYardsticks(py::module_& m);  // _core_yardsticks.cpp
 void addSpmv(py::module_& m);  // _core_spmv.cpp
+void addResults(py::module_& m);  // _core_results.cpp
 
 // The helpers _core_spmv.cpp shares (_core_common.h).
 namespace alpy {
@@ -387,6 +388,7 @@ PYBIND11_MODULE(_core, m) {
     });
     m.def("cpu_shutdown", [] { withoutGil([] { al::cpuShutdown(); }); });
     m.def("cpu_isa", &al::cpuIsa);
+    addResults(m);
     addYardsticks(m);
     addSpmv(m);
     addTestHooks(m);

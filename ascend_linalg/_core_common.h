@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <vector>
 
 #include "ascend_linalg/al_types.h"
 
@@ -24,6 +25,9 @@ alHandle_t handleFor(const std::string& device);
 bool exactArray(py::handle h);
 // h as an ndarray view (borrowed), or TypeError naming it.
 py::array ndarray(py::handle h, const char* name);
+// np.empty(shape, dtype) for a product's result; a large one from the result
+// cache (_core_results.cpp).
+py::array emptyResult(const py::dtype& dtype, const std::vector<py::ssize_t>& shape);
 
 }  // namespace alpy
 

@@ -267,7 +267,7 @@ py::object spmvFastAs(bool trans, py::handle data, py::handle indices, py::handl
         if (rows < 0 || cols < 0 || P.shape(0) != rows + 1 || V.shape(0) != xLen) return py::none();
         T* yData;
         if (yH.is_none()) {
-            py::array_t<T> y(yLen);
+            auto y = py::reinterpret_steal<py::array_t<T>>(alpy::emptyResult(py::dtype::of<T>(), {yLen}).release());
             yData = y.mutable_data();
             if (beta != T(0)) std::fill(yData, yData + yLen, T(0));
             out = std::move(y);

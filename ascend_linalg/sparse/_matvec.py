@@ -178,7 +178,7 @@ def matvec(A, other, transposed):
     indptr, indices = index
     data = kernel_values(backend, srcs[0], dtype, indices)
     x = _operand(other, dtype, transposed, backend)
-    y = np.empty((M,) + other.shape[1:], dtype=dtype)
+    y = _core.empty_result((M,) + other.shape[1:], dtype)
     try:
         run_spmv(backend, A, version, srcs, True, transposed, _ONE[dtype], indptr, indices, data, rows, cols,
                  x, _ZERO[dtype], y)

@@ -218,7 +218,7 @@ def spmv(A, x, alpha=1, beta=0, y=None, trans=False, compute_dtype=None, out_dty
     dtype = _compute_dtype(A.dtype, x.dtype, alpha, beta)
     out_shape = (rows,) + x.shape[1:]
     if y is None:
-        y = np.empty(out_shape, dtype=dtype) if beta == 0 else np.zeros(out_shape, dtype=dtype)
+        y = _core.empty_result(out_shape, dtype) if beta == 0 else np.zeros(out_shape, dtype=dtype)
     else:
         if not isinstance(y, np.ndarray):
             raise TypeError(f"spmv: y must be an ndarray, got {type(y).__name__}")
