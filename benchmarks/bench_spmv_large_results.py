@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _timing import interleaved, paired_ratio  # noqa: E402
-from bench_spmv_shapes import mostly_empty  # noqa: E402
+from bench_spmv_shapes import checked_pair, mostly_empty  # noqa: E402
 
 import ascend_linalg  # noqa: E402
 from ascend_linalg.sparse import csr_matrix  # noqa: E402
@@ -64,13 +64,9 @@ def main():
             k = int(op[2:]) if "X" in op else 1
             n = S.shape[0] if trans else S.shape[1]
             x = rng.standard_normal((n, k) if k > 1 else n).astype(dtype)
-            theirs = (lambda S=S, x=x: S.T @ x) if trans else (lambda S=S, x=x: S @ x)
-            ours = (lambda A=A, x=x: A.T @ x) if trans else (lambda A=A, x=x: A @ x)
-            ref, got = theirs(), ours()
-            assert got.dtype == ref.dtype and got.shape == ref.shape, (name, op)
-            scale = max(1.0, float(np.abs(ref).max(initial=0)))
-            assert np.allclose(got, ref, rtol=1e-4, atol=1e-4 * scale), (name, dtype, op)
-            row = f"{name:>18} {np.dtype(dtype).name:>10} {op:>4} {ref.nbytes / 1e6:>5.0f}"
+            theirs, ours = checked_pair(S, A, x, trans, (name, dtype, op))
+            nbytes = S.shape[1 if trans else 0] * k * np.dtype(dtype).itemsize
+            row = f"{name:>18} {np.dtype(dtype).name:>10} {op:>4} {nbytes / 1e6:>5.0f}"
             for limit in (default_limit, 0):
                 ascend_linalg.set_result_cache_limit(limit)
                 samples = {}

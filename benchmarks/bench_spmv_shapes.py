@@ -57,6 +57,18 @@ def mostly_empty(rng, n, frac, length):
     return A
 
 
+def checked_pair(S, A, x, trans, what):
+    """(scipy's product, ours) as callables: ``S @ x`` and ``A @ x`` (``.T``
+    when ``trans``), after checking that ours gives scipy's result."""
+    theirs = (lambda: S.T @ x) if trans else (lambda: S @ x)
+    ours = (lambda: A.T @ x) if trans else (lambda: A @ x)
+    ref, got = theirs(), ours()
+    assert got.dtype == ref.dtype and got.shape == ref.shape, what
+    scale = max(1.0, float(np.abs(ref).max(initial=0)))
+    assert np.allclose(got, ref, rtol=1e-4, atol=1e-4 * scale), what
+    return theirs, ours
+
+
 def cases(rng, quick):
     s = 4 if quick else 1  # --quick: smaller matrices
     return {
@@ -98,12 +110,7 @@ def main():
                     n = S.shape[0] if trans else S.shape[1]
                     shape = (n, 4) if op.endswith("X4") else (n,)
                     x = rng.standard_normal(shape).astype(dtype)
-                    theirs = (lambda S=S, x=x: S.T @ x) if trans else (lambda S=S, x=x: S @ x)
-                    ours = (lambda A=A, x=x: A.T @ x) if trans else (lambda A=A, x=x: A @ x)
-                    ref, got = theirs(), ours()
-                    assert got.dtype == ref.dtype and got.shape == ref.shape, (name, op)
-                    scale = max(1.0, float(np.abs(ref).max(initial=0)))
-                    assert np.allclose(got, ref, rtol=1e-4, atol=1e-4 * scale), (name, dtype, op)
+                    theirs, ours = checked_pair(S, A, x, trans, (name, dtype, op))
                     samples = {}
                     med = interleaved({"scipy": theirs, "ours": ours}, repeats=repeats, samples=samples)
                     r = paired_ratio(samples, "scipy", "ours")
