@@ -83,21 +83,25 @@ public:
     // could be mapped; zeroed when zero is set.
     void* take(size_t n, bool zero) {
         const size_t len = roundUp(n);
+        void* p = nullptr;
         {
             std::lock_guard<std::mutex> lock(mu_);
             for (auto it = idle_.begin(); it != idle_.end(); ++it) {
                 if (it->second >= len && it->second - len <= len / 8) {
-                    void* p = it->first;
+                    p = it->first;
                     idleBytes_ -= it->second;
                     idle_.erase(it);
                     ++hits_;
-                    if (zero) std::memset(p, 0, n);
-                    return p;
+                    break;
                 }
             }
-            ++misses_;
+            if (p == nullptr) ++misses_;
         }
-        void* p = mapBlock(len);
+        if (p != nullptr) {
+            if (zero) std::memset(p, 0, n);
+            return p;
+        }
+        p = mapBlock(len);
         if (p == nullptr) return nullptr;
         std::lock_guard<std::mutex> lock(mu_);
         mapped_[p] = len;
@@ -207,31 +211,50 @@ ResultCache& cache() {
 }
 
 #if AL_RESULT_CACHE
-void* handlerMalloc(void*, size_t n) {
-    if (n >= kResultCacheMin) return cache().take(n, false);
-    return std::malloc(n ? n : 1);
+// numpy calls these from C: nothing may throw out of them (the cache's
+// bookkeeping can only throw std::bad_alloc). A failed allocation is NULL,
+// which numpy raises as MemoryError; a free that cannot be recorded leaks
+// the block rather than end the process.
+void* handlerMalloc(void*, size_t n) noexcept {
+    if (n < kResultCacheMin) return std::malloc(n ? n : 1);
+    try {
+        return cache().take(n, false);
+    } catch (...) {
+        return nullptr;
+    }
 }
-void* handlerCalloc(void*, size_t nelem, size_t elsize) {
+void* handlerCalloc(void*, size_t nelem, size_t elsize) noexcept {
     if (elsize != 0 && nelem > SIZE_MAX / elsize) return nullptr;
     const size_t n = nelem * elsize;
-    if (n >= kResultCacheMin) return cache().take(n, true);
-    return std::calloc(nelem ? nelem : 1, elsize ? elsize : 1);
+    if (n < kResultCacheMin) return std::calloc(nelem ? nelem : 1, elsize ? elsize : 1);
+    try {
+        return cache().take(n, true);
+    } catch (...) {
+        return nullptr;
+    }
 }
-void handlerFree(void*, void* p, size_t) {
+void handlerFree(void*, void* p, size_t) noexcept {
     if (p == nullptr) return;
-    size_t len;
-    if (cache().owns(p, &len)) cache().give(p);
-    else std::free(p);
+    try {
+        size_t len;
+        if (cache().owns(p, &len)) cache().give(p);
+        else std::free(p);
+    } catch (...) {
+    }
 }
-void* handlerRealloc(void* ctx, void* p, size_t n) {
-    size_t len;
+void* handlerRealloc(void* ctx, void* p, size_t n) noexcept {
     if (p == nullptr) return handlerMalloc(ctx, n);
-    if (!cache().owns(p, &len)) return std::realloc(p, n ? n : 1);  // a malloc'd block stays one
-    void* q = handlerMalloc(ctx, n);
-    if (q == nullptr) return nullptr;
-    std::memcpy(q, p, std::min(len, n));
-    cache().give(p);
-    return q;
+    try {
+        size_t len;
+        if (!cache().owns(p, &len)) return std::realloc(p, n ? n : 1);  // a malloc'd block stays one
+        void* q = handlerMalloc(ctx, n);
+        if (q == nullptr) return nullptr;
+        std::memcpy(q, p, std::min(len, n));
+        cache().give(p);
+        return q;
+    } catch (...) {
+        return nullptr;
+    }
 }
 
 PyDataMem_Handler gHandler = {"ascend_linalg_results", 1,
