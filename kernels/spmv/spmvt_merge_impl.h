@@ -22,6 +22,7 @@
 
 #include "spmv_kernel_merge.h"
 #include "spmv_merge_mv.h"
+#include "spmvt_narrow.h"
 #include "spmvt_pages.h"
 #include "spmvt_scatter_rows.h"
 
@@ -322,6 +323,42 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
     });
 }
 
+// A narrow matrix's block (narrowPartial, spmvt_narrow.h): part, the
+// block's partial (or y, directY), is all zeroed and flagged. The first and
+// the open tail row, and chunks of long rows, check each index as the
+// scatter loads it; a chunk of short rows has its indices checked in one
+// pass (in L1 then) and runs as runs of rows of one length or as one flat
+// loop (scatterFilledNarrow). Returns nonzero on malformed structure, before
+// any write through a bad index.
+template <class T, class I, class V>
+int scatterNarrow(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* part,
+                  const SpmvTilingData& t, const Segment& s, int64_t rows) {
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
+        return scatterRowChecked(val, idx, ka, kb, x[r * xs], part, lim);
+    };
+    return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
+        const int64_t ce = static_cast<int64_t>(indptr[re]);
+        if (ce - a <= kNarrowFillMaxAvg * (re - r)) {
+            if (!chunkIndicesOk(idx, a, ce, lim)) return -1;
+            if constexpr (kRunScatter<T, V>) {
+                if (mostlyRuns<true>(indptr, r, re)) {
+                    runScatterRows<false>(indptr, idx, val, x, xs, part, r, re, a);
+                    return 1;
+                }
+            }
+            scatterFilledNarrowAny(indptr, idx, val, x, xs, part, r, re, a, ce);
+            return 1;
+        }
+        for (; r < re; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (!row(r, a, e)) return -1;
+            a = e;
+        }
+        return 1;
+    });
+}
+
 // Several vectors: the partial is row-major, element (c, v) at c * nvec + v,
 // so a nonzero updates one contiguous row of it (mvScatter) and a page of
 // columns is kPage * nvec elements. One vector: element c.
@@ -424,6 +461,14 @@ void spmvT(uint32_t b, uint32_t nb, void* const* args, const SpmvTilingData& t) 
     const Segment s = blockSegment(indptr, rows, nnzT, b, nb);
     if (t.cols == 0) {
         if (s.k1 > s.k0) flagError(ws);
+        return;
+    }
+    if (narrowPartial<T>(t, nnzT)) {
+        if (!direct) {
+            std::fill(part, part + t.cols, T{});
+            std::memset(flags, kPagePartial, static_cast<size_t>(t.pages));
+        }
+        if (scatterNarrow(indptr, idx, val, x, t.xRowStride, part, t, s, rows)) flagError(ws);
         return;
     }
     if (t.nvec == 1) {
