@@ -4,7 +4,7 @@ the CPU device, in one process, interleaved repetitions, medians
 is faster), the median over rounds of each round's own ratio
 (``_timing.paired_ratio``). A ratio under 1.0 is flagged ``<--``.
 
-Shapes: tall (1e6 x 8) and wide (8 x 1e6, 100 x 1e5) random matrices, a 2e6
+Shapes: tall (1e6 x 8; 1e6 x 2000, 5 a row) and wide (8 x 1e6, 100 x 1e5) random matrices, a 2e6
 identity and a 2e6 tridiagonal matrix, one dense row, one dense column,
 random 2e5 x 2e5 with 20 a row, two mostly empty 1e6 x 1e6 matrices (1% of
 the rows holding 50 nonzeros; 1% holding 5), and 1e5 x 1e6 with 5,000
@@ -73,6 +73,7 @@ def cases(rng, quick):
     s = 4 if quick else 1  # --quick: smaller matrices
     return {
         "tall 1e6 x 8": random_csr(rng, 10**6 // s, 8, 4 * 10**6 // s),
+        "tall 1e6 x 2000": random_csr(rng, 10**6 // s, 2000, 5 * 10**6 // s),
         "wide 8 x 1e6": random_csr(rng, 8, 10**6 // s, 4 * 10**6 // s),
         "wide 100 x 1e5": random_csr(rng, 100, 10**5, 4 * 10**6 // s),
         "identity 2e6": sp.identity(2 * 10**6 // s, format="csr"),

@@ -30,7 +30,7 @@ namespace {  // internal linkage, as spmv_merge_common.h says
 // smaller ones keep the in-cache chunks' loops, the flat loop's set-up and
 // its pass to check a chunk's indices cost more there (1000 x 1000, 10 a
 // row, 2,000 x 2,000, 3 a row, float32/float64 A^T x through Python,
-// interleaved medians of 201, ratio scipy / ours: 1.03-1.11 with the row
+// interleaved medians of 201, ratio scipy / ours: 1.02-1.11 with the row
 // loops, 0.94-0.99 with the flat one).
 constexpr int64_t kNarrowBytes = int64_t(16) << 10;
 // The buffer of x: spans of up to this many nonzeros (whole rows).
