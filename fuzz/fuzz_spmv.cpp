@@ -406,6 +406,14 @@ int runTyped(Reader& r, uint8_t flags, int op, int indexTypeTag, int valueTypeTa
             cols = 1 + r.below(5000);
             nnz = r.below(2) ? 4096 + r.below(2500) : r.below(600);
             break;
+        case 5:
+            if (r.below(4) == 0) {  // narrow A^T x: 2^16 nonzeros or more, a partial of at most 16 KiB
+                rows = 1 + r.below(20000);
+                cols = 1 + r.below(r.below(2) ? 16 : 2100);
+                nnz = 65536 + r.below(3000);
+                break;
+            }
+            [[fallthrough]];
         default:
             rows = r.below(17);
             cols = r.below(17);
