@@ -80,48 +80,6 @@ bool ownsColumns(const SpmvTilingData& t, uint32_t nb) {
     return nb > 1 && (plainProduct<T>(t) || plainProductMv<T>(t));
 }
 
-// The block's rows for the scatter loops: the first from k0, then chunks of
-// kChunkRows rows whose indptr is checked before any row runs (every pair
-// (r, r + 1) with r0 <= r < r1 non-decreasing and within [k0, k1], always
-// true of a well-formed matrix), then the open tail row up to k1.
-// row(r, ka, kb) -> false on a bad index; chunk(r, re, a) may run a whole
-// checked chunk itself: 1 done, 0 not (its rows then go to row), -1 bad.
-// Returns nonzero on malformed structure, before reading anything it implies.
-template <class I, class Row, class Chunk>
-__attribute__((always_inline)) inline int walkRows(const I* indptr, const Segment& s, int64_t rows, Row&& row,
-                                                   Chunk&& chunk) {
-    int64_t a = s.k0, r = s.r0;
-    if (r < s.r1) {  // first row, from k0
-        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
-        if (!row(r, a, e)) return 1;
-        a = e;
-        ++r;
-    }
-    while (r < s.r1) {
-        const int64_t re = std::min(s.r1, r + kChunkRows);
-        const int64_t ce = static_cast<int64_t>(indptr[re]);
-        if (ce > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
-        const int done = chunk(r, re, a);
-        if (done < 0) return 1;
-        if (done) {
-            r = re;
-            a = ce;
-            continue;
-        }
-        for (; r < re; ++r) {
-            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-            if (e == a) continue;  // an empty row
-            if (!row(r, a, e)) return 1;
-            a = e;
-        }
-    }
-    if (r < rows && a < s.k1) {  // the open tail row
-        if (!row(r, a, s.k1)) return 1;
-    }
-    return 0;
-}
-
 // nvec == 1: the block's rows, the first from k0 and the open tail row up to
 // k1. indptr is checked a chunk of rows ahead of use, as in rowsN1Mode: every
 // pair (r, r + 1) with r0 <= r < r1 must be non-decreasing and within
@@ -317,42 +275,6 @@ int scatterRows(const I* indptr, const I* idx, const V* val, const T* x, int64_t
         for (; r < re; ++r) {
             const int64_t e = static_cast<int64_t>(indptr[r + 1]);
             scatterRow(val, idx, a, e, x[r * xs], part);
-            a = e;
-        }
-        return 1;
-    });
-}
-
-// A narrow matrix's block (narrowPartial, spmvt_narrow.h): part, the
-// block's partial (or y, directY), is all zeroed and flagged. The first and
-// the open tail row, and chunks of long rows, check each index as the
-// scatter loads it; a chunk of short rows has its indices checked in one
-// pass (in L1 then) and runs as runs of rows of one length or as one flat
-// loop (scatterFilledNarrow). Returns nonzero on malformed structure, before
-// any write through a bad index.
-template <class T, class I, class V>
-int scatterNarrow(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* part,
-                  const SpmvTilingData& t, const Segment& s, int64_t rows) {
-    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
-    auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
-        return scatterRowChecked(val, idx, ka, kb, x[r * xs], part, lim);
-    };
-    return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
-        const int64_t ce = static_cast<int64_t>(indptr[re]);
-        if (ce - a <= kNarrowFillMaxAvg * (re - r)) {
-            if (!chunkIndicesOk(idx, a, ce, lim)) return -1;
-            if constexpr (kRunScatter<T, V>) {
-                if (mostlyRuns<true>(indptr, r, re)) {
-                    runScatterRows<false>(indptr, idx, val, x, xs, part, r, re, a);
-                    return 1;
-                }
-            }
-            scatterFilledNarrowAny(indptr, idx, val, x, xs, part, r, re, a, ce);
-            return 1;
-        }
-        for (; r < re; ++r) {
-            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
-            if (!row(r, a, e)) return -1;
             a = e;
         }
         return 1;

@@ -5,7 +5,8 @@
 // their nonzeros with each nonzero's x stored first (scatterFilledNarrow):
 // with a handful of columns the partial is always in cache, and what bounds
 // the row loop is its exit, which the predictor misses on rows of varying
-// length. Included by spmvt_merge_impl.h.
+// length. scatterNarrow is the block's loop. Included by
+// spmvt_merge_impl.h.
 //
 // Tall 1e6 x 8 matrix, rows of 0-8 nonzeros at random (4e6 in all),
 // float64, one thread, standalone C++, medians of 15, ms: scipy's row loop
@@ -94,6 +95,42 @@ inline bool scatterFilledNarrowAny(const I* indptr, const I* idx, const V* val, 
     else if (need <= 32) scatterFilledNarrow<32>(indptr, idx, val, x, xs, part, r, re);
     else scatterFilledNarrow<64>(indptr, idx, val, x, xs, part, r, re);
     return true;
+}
+
+// A narrow matrix's block (narrowPartial, spmvt_narrow.h): part, the
+// block's partial (or y, directY), is all zeroed and flagged. The first and
+// the open tail row, and chunks of long rows, check each index as the
+// scatter loads it; a chunk of short rows has its indices checked in one
+// pass (in L1 then) and runs as runs of rows of one length or as one flat
+// loop (scatterFilledNarrow). Returns nonzero on malformed structure, before
+// any write through a bad index.
+template <class T, class I, class V>
+int scatterNarrow(const I* indptr, const I* idx, const V* val, const T* x, int64_t xs, T* part,
+                  const SpmvTilingData& t, const Segment& s, int64_t rows) {
+    const UIndex<I> lim = indexLimit<I>(static_cast<uint64_t>(t.cols));
+    auto row = [&](int64_t r, int64_t ka, int64_t kb) __attribute__((always_inline)) {
+        return scatterRowChecked(val, idx, ka, kb, x[r * xs], part, lim);
+    };
+    return walkRows(indptr, s, rows, row, [&](int64_t r, int64_t re, int64_t a) __attribute__((always_inline)) {
+        const int64_t ce = static_cast<int64_t>(indptr[re]);
+        if (ce - a <= kNarrowFillMaxAvg * (re - r)) {
+            if (!chunkIndicesOk(idx, a, ce, lim)) return -1;
+            if constexpr (kRunScatter<T, V>) {
+                if (mostlyRuns<true>(indptr, r, re)) {
+                    runScatterRows<false>(indptr, idx, val, x, xs, part, r, re, a);
+                    return 1;
+                }
+            }
+            scatterFilledNarrowAny(indptr, idx, val, x, xs, part, r, re, a, ce);
+            return 1;
+        }
+        for (; r < re; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (!row(r, a, e)) return -1;
+            a = e;
+        }
+        return 1;
+    });
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The transposed kernel's row scatters: part[idx[k]] += val[k] * x[r] over a
 // row's nonzeros, plain, each index checked as it loads, with the partial
 // prefetched, unrolled per row, over runs of rows of one length, and over
-// chunks of short rows in groups of 8 nonzeros (scatterGroups). Included by
+// chunks of short rows in groups of 8 nonzeros (scatterGroups); and the walk
+// over a block's rows that calls them (walkRows). Included by
 // spmvt_merge_impl.h.
 #ifndef ASCEND_LINALG_KERNELS_SPMVT_SCATTER_ROWS_H
 #define ASCEND_LINALG_KERNELS_SPMVT_SCATTER_ROWS_H
@@ -13,6 +14,48 @@
 namespace al {
 namespace spmvm {
 namespace {  // internal linkage, as spmv_merge_common.h says
+
+// The block's rows for the scatter loops: the first from k0, then chunks of
+// kChunkRows rows whose indptr is checked before any row runs (every pair
+// (r, r + 1) with r0 <= r < r1 non-decreasing and within [k0, k1], always
+// true of a well-formed matrix), then the open tail row up to k1.
+// row(r, ka, kb) -> false on a bad index; chunk(r, re, a) may run a whole
+// checked chunk itself: 1 done, 0 not (its rows then go to row), -1 bad.
+// Returns nonzero on malformed structure, before reading anything it implies.
+template <class I, class Row, class Chunk>
+__attribute__((always_inline)) inline int walkRows(const I* indptr, const Segment& s, int64_t rows, Row&& row,
+                                                   Chunk&& chunk) {
+    int64_t a = s.k0, r = s.r0;
+    if (r < s.r1) {  // first row, from k0
+        const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+        if (e < static_cast<int64_t>(indptr[r]) || e < a || e > s.k1) return 1;
+        if (!row(r, a, e)) return 1;
+        a = e;
+        ++r;
+    }
+    while (r < s.r1) {
+        const int64_t re = std::min(s.r1, r + kChunkRows);
+        const int64_t ce = static_cast<int64_t>(indptr[re]);
+        if (ce > s.k1 || !nonDecreasing(indptr, r, re)) return 1;
+        const int done = chunk(r, re, a);
+        if (done < 0) return 1;
+        if (done) {
+            r = re;
+            a = ce;
+            continue;
+        }
+        for (; r < re; ++r) {
+            const int64_t e = static_cast<int64_t>(indptr[r + 1]);
+            if (e == a) continue;  // an empty row
+            if (!row(r, a, e)) return 1;
+            a = e;
+        }
+    }
+    if (r < rows && a < s.k1) {  // the open tail row
+        if (!row(r, a, s.k1)) return 1;
+    }
+    return 0;
+}
 
 // part[idx[k]] += val[k] * xr over [ka, kb), indices checked and their pages
 // zeroed already (checkTouchAhead); the product is rounded before the sum, as
