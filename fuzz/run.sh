@@ -89,34 +89,54 @@ SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all)
 CXXFLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I"$ROOT" -I"$ROOT/host/include" "${SAN[@]}")
 mkdir -p "$BUILD/obj" "$BUILD/artifacts"
 objs=()
-# Up to FUZZ_JOBS compiles at once (default: the cores); each one's status is
-# waited for in launch order, and any failure stops the build.
+# Up to FUZZ_JOBS compiles at once (default: the cores). A slot is refilled
+# as soon as any compile in flight ends (wait -n), and any failure stops the
+# build. Waiting in launch order instead held a free slot for as long as the
+# oldest compile ran: the transposed kernels' two units (about 13 and 16
+# minutes each here, instrumented) then ran one after the other.
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-pending=()
+running=0
 compile() {  # src, extra flags...
     local src=$1; shift
     local obj=$BUILD/obj/$(echo "$src" | tr / _).o
     if [[ ! -f "$obj" || "$src" -nt "$obj" || -n $(find host kernels fuzz -name '*.h' -newer "$obj" -print -quit) ]]; then
-        if [[ ${#pending[@]} -ge $JOBS ]]; then
-            wait "${pending[0]}" || die "compiling for the fuzzers failed"
-            pending=("${pending[@]:1}")
+        if [[ $running -ge $JOBS ]]; then
+            wait -n || die "compiling for the fuzzers failed"
+            running=$((running - 1))
         fi
         rm -f "$obj"  # a failed compile leaves none behind to look up to date
         "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link "$@" -c "$src" -o "$obj" &
-        pending+=($!)
+        running=$((running + 1))
     fi
     objs+=("$obj")
 }
-say "building in $BUILD ($JOBS compiles at a time)"
-for s in "${HOST_SRC[@]}"; do compile "$s"; done
+isa_flags() {  # the per-ISA flags of kernels/meson.build for "$1" (none: host code)
+    local s
+    if [[ $X86 -eq 1 ]]; then
+        for s in "${AVX2_SRC[@]}"; do [[ $s == "$1" ]] && { echo -mavx2 -mfma -mf16c -DAL_HAVE_AVX2=1; return; }; done
+        for s in "${AVX512_SRC[@]}"; do [[ $s == "$1" ]] && { echo -mavx512f -mavx512dq -mavx2 -mfma -DAL_HAVE_AVX512=1; return; }; done
+        for s in "${KERNEL_SRC[@]}"; do [[ $s == "$1" ]] && { echo -DAL_CPU_DISPATCH=1; return; }; done
+    fi
+    return 0
+}
+# The longest compiles first, so that no long one starts last.
+LONGEST=(kernels/spmv/spmvt_kernel_merge_avx2.cpp kernels/spmv/spmvt_kernel_merge.cpp kernels/spmv/spmv_kernel_merge.cpp
+         kernels/spmv/spmv_kernel_merge_avx2.cpp)
+order=("${LONGEST[@]}")
+for s in "${HOST_SRC[@]}" "${KERNEL_SRC[@]}"; do [[ " ${LONGEST[*]} " == *" $s "* ]] || order+=("$s"); done
 if [[ $X86 -eq 1 ]]; then
-    for s in "${KERNEL_SRC[@]}"; do compile "$s" -DAL_CPU_DISPATCH=1; done
-    for s in "${AVX2_SRC[@]}"; do compile "$s" -mavx2 -mfma -mf16c -DAL_HAVE_AVX2=1; done
-    for s in "${AVX512_SRC[@]}"; do compile "$s" -mavx512f -mavx512dq -mavx2 -mfma -DAL_HAVE_AVX512=1; done
-else
-    for s in "${KERNEL_SRC[@]}"; do compile "$s"; done
+    for s in "${AVX2_SRC[@]}" "${AVX512_SRC[@]}"; do [[ " ${LONGEST[*]} " == *" $s "* ]] || order+=("$s"); done
 fi
-for p in "${pending[@]}"; do wait "$p" || die "compiling for the fuzzers failed"; done
+say "building in $BUILD ($JOBS compiles at a time)"
+for s in "${order[@]}"; do
+    [[ $X86 -eq 0 && " ${AVX2_SRC[*]} " == *" $s "* ]] && continue  # no AVX2 units off x86
+    # shellcheck disable=SC2046
+    compile "$s" $(isa_flags "$s")
+done
+while [[ $running -gt 0 ]]; do
+    wait -n || die "compiling for the fuzzers failed"
+    running=$((running - 1))
+done
 for h in "${HARNESSES[@]}"; do
     [[ -f fuzz/fuzz_$h.cpp ]] || die "no harness fuzz/fuzz_$h.cpp"
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "fuzz/fuzz_$h.cpp" "${objs[@]}" -lpthread -ldl -o "$BUILD/fuzz_$h"
