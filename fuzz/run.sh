@@ -92,8 +92,8 @@ objs=()
 # Up to FUZZ_JOBS compiles at once (default: the cores). A slot is refilled
 # as soon as any compile in flight ends (wait -n), and any failure stops the
 # build. Waiting in launch order instead held a free slot for as long as the
-# oldest compile ran: the transposed kernels' two units (about 13 and 16
-# minutes each here, instrumented) then ran one after the other.
+# oldest compile ran: the transposed kernels' two units (about 8 and 13.5
+# minutes on a 2-core host, instrumented) then ran one after the other.
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 running=0
 compile() {  # src, extra flags...
@@ -110,26 +110,32 @@ compile() {  # src, extra flags...
     fi
     objs+=("$obj")
 }
-isa_flags() {  # the per-ISA flags of kernels/meson.build for "$1" (none: host code)
+listed_in() {  # is "$1" one of the remaining arguments?
     local s
-    if [[ $X86 -eq 1 ]]; then
-        for s in "${AVX2_SRC[@]}"; do [[ $s == "$1" ]] && { echo -mavx2 -mfma -mf16c -DAL_HAVE_AVX2=1; return; }; done
-        for s in "${AVX512_SRC[@]}"; do [[ $s == "$1" ]] && { echo -mavx512f -mavx512dq -mavx2 -mfma -DAL_HAVE_AVX512=1; return; }; done
-        for s in "${KERNEL_SRC[@]}"; do [[ $s == "$1" ]] && { echo -DAL_CPU_DISPATCH=1; return; }; done
+    for s in "${@:2}"; do [[ $s == "$1" ]] && return 0; done
+    return 1
+}
+isa_flags() {  # the per-ISA flags of kernels/meson.build for "$1" (none: host code)
+    [[ $X86 -eq 1 ]] || return 0
+    if listed_in "$1" "${AVX2_SRC[@]}"; then echo -mavx2 -mfma -mf16c -DAL_HAVE_AVX2=1
+    elif listed_in "$1" "${AVX512_SRC[@]}"; then echo -mavx512f -mavx512dq -mavx2 -mfma -DAL_HAVE_AVX512=1
+    elif listed_in "$1" "${KERNEL_SRC[@]}"; then echo -DAL_CPU_DISPATCH=1
     fi
-    return 0
 }
 # The longest compiles first, so that no long one starts last.
 LONGEST=(kernels/spmv/spmvt_kernel_merge_avx2.cpp kernels/spmv/spmvt_kernel_merge.cpp kernels/spmv/spmv_kernel_merge.cpp
          kernels/spmv/spmv_kernel_merge_avx2.cpp)
-order=("${LONGEST[@]}")
-for s in "${HOST_SRC[@]}" "${KERNEL_SRC[@]}"; do [[ " ${LONGEST[*]} " == *" $s "* ]] || order+=("$s"); done
-if [[ $X86 -eq 1 ]]; then
-    for s in "${AVX2_SRC[@]}" "${AVX512_SRC[@]}"; do [[ " ${LONGEST[*]} " == *" $s "* ]] || order+=("$s"); done
-fi
+all=("${HOST_SRC[@]}" "${KERNEL_SRC[@]}")
+[[ $X86 -eq 1 ]] && all+=("${AVX2_SRC[@]}" "${AVX512_SRC[@]}")  # no per-ISA units off x86
+order=()
+for s in "${LONGEST[@]}"; do
+    listed_in "$s" "${HOST_SRC[@]}" "${KERNEL_SRC[@]}" "${AVX2_SRC[@]}" "${AVX512_SRC[@]}" ||
+        die "fuzz/run.sh: $s, in LONGEST, is in none of the source lists"
+    listed_in "$s" "${all[@]}" && order+=("$s")
+done
+for s in "${all[@]}"; do listed_in "$s" "${LONGEST[@]}" || order+=("$s"); done
 say "building in $BUILD ($JOBS compiles at a time)"
 for s in "${order[@]}"; do
-    [[ $X86 -eq 0 && " ${AVX2_SRC[*]} " == *" $s "* ]] && continue  # no AVX2 units off x86
     # shellcheck disable=SC2046
     compile "$s" $(isa_flags "$s")
 done
